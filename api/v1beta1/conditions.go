@@ -1,0 +1,43 @@
+package v1beta1
+
+// Condition types every kind reports.
+const (
+	// ConditionReady summarises the resource (kstatus compatible): True once the
+	// newest spec is in effect, False with a reason when it cannot be, Unknown
+	// while work is in progress.
+	ConditionReady = "Ready"
+
+	// ConditionSynchronized carries the synchronization state with the backend
+	// as its reason (one of the SynchronizationState values), as kfp-operator does.
+	ConditionSynchronized = "Synchronized"
+)
+
+// SynchronizationState is the reason of the Synchronized condition.
+type SynchronizationState string
+
+// Synchronization states, as in kfp-operator.
+const (
+	StateCreating  SynchronizationState = "Creating"
+	StateUpdating  SynchronizationState = "Updating"
+	StateSucceeded SynchronizationState = "Succeeded"
+	StateDeleting  SynchronizationState = "Deleting"
+	StateDeleted   SynchronizationState = "Deleted"
+	StateFailed    SynchronizationState = "Failed"
+)
+
+// Reasons of the Ready condition. A False Ready always carries one of these, so
+// a client can tell the cause without parsing the message.
+const (
+	ReasonReady                  = "Ready"
+	ReasonProgressing            = "Progressing"
+	ReasonProviderNotFound       = "ProviderNotFound"
+	ReasonNamespaceNotAllowed    = "NamespaceNotAllowed"
+	ReasonProviderChanged        = "ProviderChanged"
+	ReasonPipelineRunFailed      = "PipelineRunFailed"
+	ReasonInvalidSpec            = "InvalidSpec"
+	ReasonArtifactRepoInvalid    = "ArtifactRepositoryInvalid"
+	ReasonTasksApplied           = "TasksApplied"
+	ReasonTasksNotApplied        = "TasksNotApplied"
+	ReasonServiceAccountNotFound = "ServiceAccountNotFound"
+	ReasonImageNotResolvable     = "ImageNotResolvable"
+)

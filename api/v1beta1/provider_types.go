@@ -1,0 +1,159 @@
+package v1beta1
+
+import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ExecutionMode selects the pipeline execution mode of the backend.
+// +kubebuilder:validation:Enum=v1;v2
+type ExecutionMode string
+
+// Execution modes.
+const (
+	ExecutionModeV1 ExecutionMode = "v1"
+	ExecutionModeV2 ExecutionMode = "v2"
+)
+
+// ProviderSpec configures one pipeline backend: the image the shared Tasks run
+// to talk to it, the service account its PipelineRuns run as, and who may use it.
+type ProviderSpec struct {
+	// Image of the provider, run by the shared Tasks for every operation.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	Image string `json:"image"`
+
+	// ExecutionMode of the backend.
+	// +optional
+	// +kubebuilder:default=v2
+	ExecutionMode ExecutionMode `json:"executionMode,omitempty"`
+
+	// ServiceAccount every PipelineRun of this provider runs as, in the
+	// workflow namespace. The operator checks it exists; it never creates it.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	ServiceAccount string `json:"serviceAccount"`
+
+	// DefaultBeamArgs are passed to every pipeline compiled for this provider.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=100
+	DefaultBeamArgs []NamedValue `json:"defaultBeamArgs,omitempty"`
+
+	// PipelineRootStorage is the last-resort artifact location, e.g.
+	// "gs://bucket/pipelines"; see artifactRepository.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	PipelineRootStorage string `json:"pipelineRootStorage,omitempty"`
+
+	// Parameters are provider-specific settings handed to the provider image.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=100
+	Parameters map[string]apiextensionsv1.JSON `json:"parameters,omitempty"`
+
+	// Frameworks are the pipeline frameworks this provider can compile, each
+	// with the compiler image that injects itself into a pipeline image.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=20
+	Frameworks []Framework `json:"frameworks,omitempty"`
+
+	// AllowedNamespaces may reference this provider in addition to its own
+	// namespace. Empty means only its own namespace; "*" admits every namespace.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:items:Pattern=`^(\*|[a-z0-9]([-a-z0-9]*[a-z0-9])?)$`
+	AllowedNamespaces []string `json:"allowedNamespaces,omitempty"`
+
+	// ArtifactRepository is the default artifact repository of this
+	// provider's runs, used when neither the resource nor its namespace names one.
+	// +optional
+	ArtifactRepository *ArtifactRepository `json:"artifactRepository,omitempty"`
+}
+
+// Framework names a pipeline framework and its compiler image.
+type Framework struct {
+	// Name of the framework, e.g. "tfx" or "kfpsdk".
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// Image of the framework's compiler.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	Image string `json:"image"`
+}
+
+// ProviderStatus reports what the operator resolved and deployed for a Provider.
+type ProviderStatus struct {
+	// ObservedGeneration is the metadata.generation the conditions describe.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Image is spec.image pinned to its digest.
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// Frameworks are the spec's frameworks with images pinned to digests.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Frameworks []Framework `json:"frameworks,omitempty"`
+
+	// WorkflowNamespace is where this provider's PipelineRuns and shared Tasks live.
+	// +optional
+	WorkflowNamespace string `json:"workflowNamespace,omitempty"`
+
+	// Tasks are the names of the shared Tasks deployed for this provider.
+	// +optional
+	// +listType=set
+	Tasks []string `json:"tasks,omitempty"`
+
+	// Conditions: Ready and Synchronized.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Provider is a pipeline backend that the other kinds reference by name.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=mlprv,categories=kfp
+// +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`,priority=1
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Synchronized",type=string,JSONPath=`.status.conditions[?(@.type=="Synchronized")].reason`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Provider struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec ProviderSpec `json:"spec"`
+	// +optional
+	Status ProviderStatus `json:"status,omitempty"`
+}
+
+// ProviderList is a list of Providers.
+//
+// +kubebuilder:object:root=true
+type ProviderList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Provider `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Provider{}, &ProviderList{})
+}

@@ -1,0 +1,95 @@
+package v1beta1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// OnChangeTrigger names a change that starts a new Run.
+// +kubebuilder:validation:Enum=pipeline;runSpec
+type OnChangeTrigger string
+
+// OnChange triggers.
+const (
+	// OnChangePipeline starts a run when the referenced Pipeline's version changes.
+	OnChangePipeline OnChangeTrigger = "pipeline"
+	// OnChangeRunSpec starts a run when the RunConfiguration's run spec changes.
+	OnChangeRunSpec OnChangeTrigger = "runSpec"
+)
+
+// Triggers say when a RunConfiguration starts runs.
+type Triggers struct {
+	// Schedules each become one owned RunSchedule; no two may be equal.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:XValidation:rule="self.all(a, self.exists_one(b, a == b))",message="schedules must not contain duplicates"
+	Schedules []Schedule `json:"schedules,omitempty"`
+
+	// OnChange starts a Run when any of these change.
+	// +optional
+	// +listType=set
+	OnChange []OnChangeTrigger `json:"onChange,omitempty"`
+
+	// RunConfigurations in the same namespace whose successful runs start a run of this one.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=50
+	// +kubebuilder:validation:items:MaxLength=253
+	RunConfigurations []string `json:"runConfigurations,omitempty"`
+}
+
+// RunConfigurationSpec is a run spec and the triggers that start it.
+type RunConfigurationSpec struct {
+	// Run is what each triggered run executes.
+	// +required
+	Run RunSpec `json:"run"`
+
+	// Triggers start runs.
+	// +optional
+	Triggers Triggers `json:"triggers,omitempty"`
+}
+
+// RunConfigurationStatus is the status of a RunConfiguration.
+type RunConfigurationStatus struct {
+	Status `json:",inline"`
+
+	// TriggeredPipelineVersion is the pipeline version the latest run was started for.
+	// +optional
+	TriggeredPipelineVersion string `json:"triggeredPipelineVersion,omitempty"`
+
+	// TriggeredRunSpecVersion is the run spec version the latest run was started for.
+	// +optional
+	TriggeredRunSpecVersion string `json:"triggeredRunSpecVersion,omitempty"`
+}
+
+// RunConfiguration runs a pipeline on schedules and on changes.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=mlrc,categories=kfp
+// +kubebuilder:printcolumn:name="Provider",type=string,JSONPath=`.spec.run.provider`
+// +kubebuilder:printcolumn:name="Pipeline",type=string,JSONPath=`.spec.run.pipeline`
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.version`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Synchronized",type=string,JSONPath=`.status.conditions[?(@.type=="Synchronized")].reason`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type RunConfiguration struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec RunConfigurationSpec `json:"spec"`
+	// +optional
+	Status RunConfigurationStatus `json:"status,omitempty"`
+}
+
+// RunConfigurationList is a list of RunConfigurations.
+//
+// +kubebuilder:object:root=true
+type RunConfigurationList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []RunConfiguration `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&RunConfiguration{}, &RunConfigurationList{})
+}

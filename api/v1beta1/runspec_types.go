@@ -1,0 +1,122 @@
+package v1beta1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// PipelineReference names a Pipeline as "name" (its newest version) or
+// "name:version".
+// +kubebuilder:validation:MaxLength=382
+// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$`
+type PipelineReference string
+
+// RunSpec is what to run: a pipeline version with parameters. Run,
+// RunSchedule and RunConfiguration share it.
+type RunSpec struct {
+	// Provider that executes the run.
+	// +required
+	Provider ProviderReference `json:"provider"`
+
+	// Pipeline to run.
+	// +required
+	Pipeline PipelineReference `json:"pipeline"`
+
+	// ExperimentName groups runs in the backend; the provider's default when empty.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ExperimentName string `json:"experimentName,omitempty"`
+
+	// Parameters of the pipeline run; names are unique.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=200
+	Parameters []RuntimeParameter `json:"parameters,omitempty"`
+
+	// Artifacts the run exposes as outputs.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=100
+	Artifacts []OutputArtifact `json:"artifacts,omitempty"`
+
+	// ArtifactRepositoryRef overrides the namespace's default artifact repository.
+	// +optional
+	ArtifactRepositoryRef *ArtifactRepositoryRef `json:"artifactRepositoryRef,omitempty"`
+}
+
+// RuntimeParameter is one pipeline parameter, given directly or taken from
+// the output artifact of another RunConfiguration's latest successful run.
+// +kubebuilder:validation:XValidation:rule="has(self.value) != has(self.valueFrom)",message="exactly one of value or valueFrom must be set"
+type RuntimeParameter struct {
+	// Name of the parameter.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// Value of the parameter.
+	// +optional
+	Value string `json:"value,omitempty"`
+
+	// ValueFrom takes the value from elsewhere.
+	// +optional
+	ValueFrom *ValueFrom `json:"valueFrom,omitempty"`
+}
+
+// ValueFrom is the source of a parameter value.
+type ValueFrom struct {
+	// RunConfigurationRef takes an output artifact of a RunConfiguration's
+	// latest successful run.
+	// +required
+	RunConfigurationRef RunConfigurationRef `json:"runConfigurationRef"`
+}
+
+// RunConfigurationRef names an output artifact of a RunConfiguration in the
+// same namespace.
+type RunConfigurationRef struct {
+	// Name of the RunConfiguration.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// OutputArtifact is the name of one of its artifacts.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	OutputArtifact string `json:"outputArtifact"`
+}
+
+// OutputArtifact exposes a pipeline output as a named artifact.
+type OutputArtifact struct {
+	// Name of the artifact.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// Path locates the output in the pipeline, e.g.
+	// "Pusher:pushed_model:0[pushed == 1]".
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Path string `json:"path"`
+}
+
+// Schedule is a cron schedule with an optional active window.
+// +kubebuilder:validation:XValidation:rule="!has(self.startTime) || !has(self.endTime) || timestamp(self.startTime) < timestamp(self.endTime)",message="startTime must be before endTime"
+type Schedule struct {
+	// CronExpression in standard five-field (or six-field, with seconds) form,
+	// or a descriptor such as "@daily".
+	// +required
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:Pattern=`^(@(annually|yearly|monthly|weekly|daily|midnight|hourly)|([0-9A-Za-z*?/,#-]+[ \t]+){4,5}[0-9A-Za-z*?/,#-]+)$`
+	CronExpression string `json:"cronExpression"`
+
+	// StartTime before which the schedule does not fire.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// EndTime after which the schedule does not fire.
+	// +optional
+	EndTime *metav1.Time `json:"endTime,omitempty"`
+}
