@@ -64,7 +64,9 @@ func set(path string, value any) func(*unstructured.Unstructured) {
 }
 
 func remove(path string) func(*unstructured.Unstructured) {
-	return func(u *unstructured.Unstructured) { unstructured.RemoveNestedField(u.Object, strings.Split(path, ".")...) }
+	return func(u *unstructured.Unstructured) {
+		unstructured.RemoveNestedField(u.Object, strings.Split(path, ".")...)
+	}
 }
 
 func TestInvalidObjectsAreRefusedNamingTheField(t *testing.T) {
