@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/generator/digest"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/generator/release"
+)
+
+type options struct {
+	file           string
+	selector       string
+	output         string
+	namespace      string
+	resolveDigests bool
+}
+
+const examples = `  # Trigger a release of every application at every version:
+  prgen -f ci/releases.yaml | kubectl create -f -
+
+  # Trigger one application at one version:
+  prgen -f ci/releases.yaml --select app=operator,version=main | kubectl create -f -
+
+  # Every application at the release branches, none at main:
+  prgen -f ci/releases.yaml --select 'version notin (main)' | kubectl create -f -
+
+  # Pin the tool images to digests, into another namespace, as JSON:
+  prgen -f ci/releases.yaml --resolve-digests -n ci -o json`
+
+const long = `prgen reads a release matrix (applications × versions) and prints one Tekton
+PipelineRun per selected (application, version) pair: an embedded pipelineSpec
+that builds and pushes the application's image at the version's source
+revision (Task build-push), then pins the pushed image by digest in the
+version's manifests branch (Task update-manifests). Apply ci/tasks/ to the
+namespace first.
+
+Each run has generateName "<app>-<version>-", so every "kubectl create" starts
+new runs ("kubectl apply" refuses generateName), and labels app=<app>,
+version=<version>, type=run, app.kubernetes.io/name and app.kubernetes.io/version,
+which --select matches with label-selector syntax (=, !=, in, notin, exists).
+
+Output is deterministic: applications in file order, each with its versions in
+file order. Every run passes Tekton's own validation before it is printed.
+
+The matrix:
+
+  namespace: ci                     # optional; --namespace overrides it
+  serviceAccount: release-bot       # optional
+  manifestsRepo: https://github.com/org/manifests.git
+  credentials:                      # optional Secret names, bound as workspaces
+    git: git-credentials            #   .gitconfig and .git-credentials
+    registry: registry-credentials  #   config.json
+  tools:                            # optional; the Tasks' defaults otherwise
+    builder: gcr.io/kaniko-project/executor:v1.23.2
+    git: docker.io/alpine/git:2.47.2
+  applications:
+    - name: operator                # label value; unique
+      repo: https://github.com/org/app.git
+      context: .                    # optional
+      dockerfile: Dockerfile        # optional, relative to context
+      image: ghcr.io/org/operator   # pushed as <image>:<version>
+      manifests: config/manager     # directory in manifestsRepo to update
+  versions:
+    - name: main                    # label value and image tag; unique
+      revision: main                # source branch, tag or commit
+      manifestsBranch: main
+
+Errors in the matrix are printed as file:line: field: problem, all at once;
+nothing is printed to stdout and the exit code is 1.`
+
+func newCommand(stdout, stderr io.Writer) *cobra.Command {
+	o := &options{}
+	cmd := &cobra.Command{
+		Use:           "prgen -f MATRIX [--select SELECTOR] [-o yaml|json] [-n NAMESPACE] [--resolve-digests]",
+		Short:         "Print Tekton PipelineRuns for a release matrix, for kubectl create",
+		Long:          long,
+		Example:       examples,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			err := run(cmd.Context(), o, stdout)
+			if err != nil {
+				fmt.Fprintln(stderr, "prgen:", err)
+			}
+			return err
+		},
+	}
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
+	f := cmd.Flags()
+	f.StringVarP(&o.file, "filename", "f", "", "release matrix file (required)")
+	f.StringVarP(&o.selector, "select", "l", "", "label selector over app, version, type (e.g. app=operator,version in (main))")
+	f.StringVarP(&o.output, "output", "o", "yaml", "output format: yaml (a --- separated stream) or json (a v1 List)")
+	f.StringVarP(&o.namespace, "namespace", "n", "", "namespace of the runs (overrides the matrix)")
+	f.BoolVar(&o.resolveDigests, "resolve-digests", false, "pin tool images to the digests their registries serve (uses the docker config's credentials)")
+	_ = cmd.MarkFlagRequired("filename")
+	return cmd
+}
+
+// run writes to out only when everything succeeded, so a failed prgen never
+// feeds half a release to kubectl.
+func run(ctx context.Context, o *options, out io.Writer) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if o.output != "yaml" && o.output != "json" {
+		return fmt.Errorf("--output %q: must be yaml or json", o.output)
+	}
+	selector := labels.Everything()
+	if o.selector != "" {
+		var err error
+		if selector, err = labels.Parse(o.selector); err != nil {
+			return fmt.Errorf("--select %q: %w", o.selector, err)
+		}
+	}
+	data, err := os.ReadFile(o.file)
+	if err != nil {
+		return err
+	}
+	matrix, err := release.Parse(o.file, data)
+	if err != nil {
+		return err
+	}
+	opts := release.Options{Namespace: o.namespace, Selector: selector}
+	if o.resolveDigests {
+		opts.ResolveImage = digest.NewResolver(authn.DefaultKeychain).Resolve
+	}
+	runs, err := matrix.Runs(ctx, opts)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := release.Write(&buf, runs, o.output); err != nil {
+		return err
+	}
+	_, err = out.Write(buf.Bytes())
+	return err
+}

@@ -1,0 +1,117 @@
+package generator
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+func shape(t *testing.T) *tektonv1.PipelineSpec {
+	t.Helper()
+	spec := &tektonv1.PipelineSpec{}
+	require.NoError(t, yaml.UnmarshalStrict([]byte(`
+params:
+  - {name: first, type: string}
+  - {name: second, type: string, default: two}
+workspaces:
+  - {name: scratch}
+tasks:
+  - name: one
+    taskRef: {name: task-one, kind: Task}
+    params:
+      - {name: a, value: $(params.first)}
+      - {name: b, value: $(params.second)}
+    workspaces: [{name: w, workspace: scratch}]
+  - name: two
+    runAfter: [one]
+    taskRef: {name: task-two, kind: Task}
+    params:
+      - {name: id, value: $(tasks.one.results.id)}
+results:
+  - {name: id, type: string, value: $(tasks.one.results.id)}
+`), spec))
+	return spec
+}
+
+func validRun(t *testing.T) Run {
+	return Run{
+		Namespace:          "team-a",
+		Name:               "run-1",
+		Labels:             map[string]string{"a": "b"},
+		ServiceAccountName: "provider-sa",
+		Pipeline:           shape(t),
+		Params:             tektonv1.Params{StringParam("second", "2"), StringParam("first", "1")},
+		Workspaces:         []tektonv1.WorkspaceBinding{{Name: "scratch", EmptyDir: &corev1EmptyDir}},
+		Timeout:            &metav1.Duration{Duration: 3600e9},
+	}
+}
+
+func TestBuildEmbedsTheShapeAndPassesTektonValidation(t *testing.T) {
+	in := validRun(t)
+	pr, err := Build(context.Background(), in)
+	require.NoError(t, err)
+
+	assert.Equal(t, "tekton.dev/v1", pr.APIVersion)
+	assert.Equal(t, "PipelineRun", pr.Kind)
+	assert.Equal(t, "team-a", pr.Namespace)
+	assert.Equal(t, "provider-sa", pr.Spec.TaskRunTemplate.ServiceAccountName)
+	assert.Equal(t, []string{"first", "second"}, []string{pr.Spec.Params[0].Name, pr.Spec.Params[1].Name},
+		"params follow the shape's declaration order")
+	assert.Equal(t, []string{"one"}, pr.Spec.PipelineSpec.Tasks[1].RunAfter)
+	assert.Equal(t, "task-one", pr.Spec.PipelineSpec.Tasks[0].TaskRef.Name)
+	assert.Nil(t, pr.Validate(context.Background()), "Tekton validation")
+
+	pr.Spec.PipelineSpec.Tasks[0].Name = "mutated"
+	assert.Equal(t, "one", in.Pipeline.Tasks[0].Name, "the shape is copied, never shared with the output")
+}
+
+func TestBuildWithGenerateName(t *testing.T) {
+	in := validRun(t)
+	in.Name, in.GenerateName = "", "operator-main-"
+	pr, err := Build(context.Background(), in)
+	require.NoError(t, err)
+	assert.Empty(t, pr.Name)
+	assert.Equal(t, "operator-main-", pr.GenerateName)
+}
+
+func TestBuildRefusesBadInput(t *testing.T) {
+	cases := map[string]struct {
+		mutate func(*Run)
+		want   string
+	}{
+		"both names":         {func(r *Run) { r.GenerateName = "x-" }, "exactly one of Name and GenerateName"},
+		"no name":            {func(r *Run) { r.Name = "" }, "exactly one of Name and GenerateName"},
+		"no shape":           {func(r *Run) { r.Pipeline = nil }, "pipeline shape is missing"},
+		"undeclared param":   {func(r *Run) { r.Params = append(r.Params, StringParam("third", "3")) }, `param "third" is not declared`},
+		"param given twice":  {func(r *Run) { r.Params = append(r.Params, StringParam("first", "again")) }, `param "first" is given twice`},
+		"missing param":      {func(r *Run) { r.Params = r.Params[:1] }, `param "first" has no default and no value`},
+		"name too long":      {func(r *Run) { r.Name = strings.Repeat("a", 64) }, "invalid PipelineRun"},
+		"unbound workspace":  {func(r *Run) { r.Workspaces = nil }, ""},
+		"bad task reference": {func(r *Run) { r.Pipeline.Tasks[1].Params[0].Value.StringVal = "$(tasks.nope.results.id)" }, "invalid PipelineRun"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			in := validRun(t)
+			tc.mutate(&in)
+			pr, err := Build(context.Background(), in)
+			if tc.want == "" {
+				// Tekton leaves workspace binding to run time; the generator must not
+				// invent a stricter rule.
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Nil(t, pr)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+var corev1EmptyDir = corev1.EmptyDirVolumeSource{}

@@ -1,0 +1,72 @@
+// Package pipelines holds the pipelineSpec shapes the generator embeds in
+// PipelineRuns, one YAML file per shape, compiled into the binaries.
+package pipelines
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+	"sync"
+
+	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// Release is the shape prgen uses: build-push, then update-manifests.
+const Release = "release"
+
+//go:embed *.yaml
+var files embed.FS
+
+var (
+	loadOnce sync.Once
+	shapes   map[string]*tektonv1.PipelineSpec
+	loadErr  error
+)
+
+// Get returns the named shape. It is shared: callers must not modify it
+// (generator.Build copies it).
+func Get(name string) (*tektonv1.PipelineSpec, error) {
+	loadOnce.Do(func() { shapes, loadErr = load() })
+	if loadErr != nil {
+		return nil, loadErr
+	}
+	spec, ok := shapes[name]
+	if !ok {
+		return nil, fmt.Errorf("no pipeline shape %q (have: %s)", name, strings.Join(Names(), ", "))
+	}
+	return spec, nil
+}
+
+// Names lists the shapes, sorted.
+func Names() []string {
+	entries, _ := fs.Glob(files, "*.yaml")
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, strings.TrimSuffix(e, ".yaml"))
+	}
+	sort.Strings(names)
+	return names
+}
+
+func load() (map[string]*tektonv1.PipelineSpec, error) {
+	out := map[string]*tektonv1.PipelineSpec{}
+	for _, name := range Names() {
+		data, err := files.ReadFile(name + ".yaml")
+		if err != nil {
+			return nil, err
+		}
+		spec := &tektonv1.PipelineSpec{}
+		if err := yaml.UnmarshalStrict(data, spec); err != nil {
+			return nil, fmt.Errorf("pipeline shape %s.yaml: %w", name, err)
+		}
+		// Tekton's admission webhook would default types and kinds; doing it
+		// once here makes the embedded spec complete and valid as written.
+		spec.SetDefaults(context.Background())
+		out[name] = spec
+	}
+	return out, nil
+}
