@@ -33,6 +33,7 @@ test: envtest-assets ## Run every test against a real kube-apiserver and etcd (b
 .PHONY: bench
 bench: envtest-assets ## Run the benchmarks and print their figures.
 	go test ./... -run '^$$' -bench . -benchmem
+	go run ./bench/prgen -apps 1000 -versions 10
 
 ##@ Local control plane
 

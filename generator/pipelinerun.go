@@ -5,12 +5,15 @@ package generator
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	"github.com/tektoncd/pipeline/pkg/apis/validate"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -30,9 +33,6 @@ type Run struct {
 	// ServiceAccountName every TaskRun of the run uses.
 	ServiceAccountName string
 
-	// Pipeline is the shape embedded as pipelineSpec; Build copies it, so one
-	// shape serves any number of runs.
-	Pipeline *tektonv1.PipelineSpec
 	// Params give values to the shape's params, by name.
 	Params tektonv1.Params
 	// Workspaces bind the shape's workspaces.
@@ -46,10 +46,42 @@ func StringParam(name, value string) tektonv1.Param {
 	return tektonv1.Param{Name: name, Value: tektonv1.ParamValue{Type: tektonv1.ParamTypeString, StringVal: value}}
 }
 
+// Build returns the PipelineRun embedding shape for r, or an error naming
+// what is wrong. A returned PipelineRun has passed Tekton's own validation.
+// To build many runs of one shape, use a Builder.
+func Build(ctx context.Context, shape *tektonv1.PipelineSpec, r Run) (*tektonv1.PipelineRun, error) {
+	return NewBuilder(shape).Build(ctx, r)
+}
+
+// Builder builds runs of one pipeline shape. It keeps a private copy of the
+// shape, so it can remember which runs Tekton's validation accepted: runs
+// that differ only in metadata and in plain string param values validate
+// alike (see validationKey), and Tekton's validator, which compiles regular
+// expressions on every call, then runs once per kind of run rather than once
+// per run. Safe for concurrent use. A Builder assumes every call's context
+// carries the same Tekton configuration (feature flags).
+type Builder struct {
+	shape *tektonv1.PipelineSpec
+
+	// ShareSpec makes every run's pipelineSpec the Builder's own copy of the
+	// shape instead of a fresh one. For output-only uses (prgen), where runs
+	// are serialised and never modified: it saves a deep copy per run and
+	// lets writers see at a glance that runs share one spec.
+	ShareSpec bool
+
+	mu       sync.Mutex
+	verdicts map[string]error
+}
+
+// NewBuilder copies shape; later changes to shape do not affect the Builder.
+func NewBuilder(shape *tektonv1.PipelineSpec) *Builder {
+	return &Builder{shape: shape.DeepCopy(), verdicts: map[string]error{}}
+}
+
 // Build returns the PipelineRun for r, or an error naming what is wrong. A
-// returned PipelineRun has passed Tekton's own validation.
-func Build(ctx context.Context, r Run) (*tektonv1.PipelineRun, error) {
-	if err := checkInput(r); err != nil {
+// returned PipelineRun passes Tekton's own validation.
+func (b *Builder) Build(ctx context.Context, r Run) (*tektonv1.PipelineRun, error) {
+	if err := checkInput(b.shape, r); err != nil {
 		return nil, err
 	}
 	pr := &tektonv1.PipelineRun{
@@ -62,8 +94,8 @@ func Build(ctx context.Context, r Run) (*tektonv1.PipelineRun, error) {
 			Annotations:  r.Annotations,
 		},
 		Spec: tektonv1.PipelineRunSpec{
-			PipelineSpec: r.Pipeline.DeepCopy(),
-			Params:       orderedParams(r.Pipeline.Params, r.Params),
+			PipelineSpec: b.spec(),
+			Params:       orderedParams(b.shape.Params, r.Params),
 			Workspaces:   r.Workspaces,
 		},
 	}
@@ -73,10 +105,82 @@ func Build(ctx context.Context, r Run) (*tektonv1.PipelineRun, error) {
 	if r.Timeout != nil {
 		pr.Spec.Timeouts = &tektonv1.TimeoutFields{Pipeline: r.Timeout}
 	}
-	if err := Validate(ctx, pr); err != nil {
+	if err := b.validate(ctx, pr); err != nil {
 		return nil, err
 	}
 	return pr, nil
+}
+
+func (b *Builder) spec() *tektonv1.PipelineSpec {
+	if b.ShareSpec {
+		return b.shape
+	}
+	return b.shape.DeepCopy()
+}
+
+func (b *Builder) validate(ctx context.Context, pr *tektonv1.PipelineRun) error {
+	key := validationKey(pr)
+	b.mu.Lock()
+	verdict, known := b.verdicts[key]
+	b.mu.Unlock()
+	if !known {
+		verdict = Validate(ctx, pr)
+		b.mu.Lock()
+		b.verdicts[key] = verdict
+		b.mu.Unlock()
+		return verdict
+	}
+	if verdict != nil {
+		return verdict
+	}
+	// The spec is known valid; the name is this run's own.
+	if err := validate.ObjectMetadata(previewName(pr)); err != nil {
+		return fmt.Errorf("invalid PipelineRun %s: %w", displayName(pr), err.ViaField("metadata"))
+	}
+	return nil
+}
+
+// validationKey identifies the class of runs Tekton's validation treats
+// alike. Tekton's PipelineRun validation reads the metadata only for the name
+// (checked per run) and reads a string param value only for the variable
+// expressions in it; so every string value without a "$" is one class, and
+// values with one are kept verbatim. Everything else that validation reads
+// (param names and types, array and object values, workspace bindings,
+// timeouts) is part of the key; the embedded spec is the Builder's own.
+func validationKey(pr *tektonv1.PipelineRun) string {
+	var k strings.Builder
+	for _, p := range pr.Spec.Params {
+		k.WriteString(p.Name)
+		k.WriteByte(0)
+		k.WriteString(string(p.Value.Type))
+		k.WriteByte(0)
+		switch {
+		case p.Value.Type == tektonv1.ParamTypeString && !strings.Contains(p.Value.StringVal, "$"):
+		case p.Value.Type == tektonv1.ParamTypeString:
+			k.WriteString(p.Value.StringVal)
+		default:
+			data, _ := json.Marshal(p.Value)
+			k.Write(data)
+		}
+		k.WriteByte(1)
+	}
+	for _, w := range pr.Spec.Workspaces {
+		fmt.Fprintf(&k, "%s\x00%t%t%t%t%t%t%t%t\x01", w.Name, w.EmptyDir != nil, w.PersistentVolumeClaim != nil,
+			w.VolumeClaimTemplate != nil, w.ConfigMap != nil, w.Secret != nil, w.Projected != nil, w.CSI != nil, w.SubPath != "")
+	}
+	if t := pr.Spec.Timeouts; t != nil {
+		fmt.Fprintf(&k, "%v/%v/%v", t.Pipeline, t.Tasks, t.Finally)
+	}
+	return k.String()
+}
+
+// previewName is pr with generateName completed as the API server would, at
+// the longest length it can produce.
+func previewName(pr *tektonv1.PipelineRun) *tektonv1.PipelineRun {
+	if pr.Name == "" && pr.GenerateName != "" {
+		return &tektonv1.PipelineRun{ObjectMeta: metav1.ObjectMeta{Name: pr.GenerateName + "xxxxx"}}
+	}
+	return pr
 }
 
 // Validate runs Tekton's own PipelineRun validation, as its admission webhook
@@ -84,8 +188,9 @@ func Build(ctx context.Context, r Run) (*tektonv1.PipelineRun, error) {
 // the longest length the API server can generate.
 func Validate(ctx context.Context, pr *tektonv1.PipelineRun) error {
 	if pr.Name == "" && pr.GenerateName != "" {
-		pr = pr.DeepCopy()
-		pr.Name = pr.GenerateName + "xxxxx"
+		named := *pr
+		named.Name = pr.GenerateName + "xxxxx"
+		pr = &named
 	}
 	if err := pr.Validate(ctx); err != nil {
 		return fmt.Errorf("invalid PipelineRun %s: %w", displayName(pr), err)
@@ -93,29 +198,29 @@ func Validate(ctx context.Context, pr *tektonv1.PipelineRun) error {
 	return nil
 }
 
-func checkInput(r Run) error {
+func checkInput(shape *tektonv1.PipelineSpec, r Run) error {
 	var errs []error
 	if (r.Name == "") == (r.GenerateName == "") {
 		errs = append(errs, errors.New("exactly one of Name and GenerateName must be set"))
 	}
-	if r.Pipeline == nil {
+	if shape == nil {
 		return errors.Join(append(errs, errors.New("pipeline shape is missing"))...)
 	}
-	declared := make(map[string]bool, len(r.Pipeline.Params))
-	for _, p := range r.Pipeline.Params {
+	declared := make(map[string]bool, len(shape.Params))
+	for _, p := range shape.Params {
 		declared[p.Name] = true
 	}
 	given := make(map[string]bool, len(r.Params))
 	for _, p := range r.Params {
 		switch {
 		case !declared[p.Name]:
-			errs = append(errs, fmt.Errorf("param %q is not declared by the pipeline (declared: %s)", p.Name, paramNames(r.Pipeline.Params)))
+			errs = append(errs, fmt.Errorf("param %q is not declared by the pipeline (declared: %s)", p.Name, paramNames(shape.Params)))
 		case given[p.Name]:
 			errs = append(errs, fmt.Errorf("param %q is given twice", p.Name))
 		}
 		given[p.Name] = true
 	}
-	for _, p := range r.Pipeline.Params {
+	for _, p := range shape.Params {
 		if p.Default == nil && !given[p.Name] {
 			errs = append(errs, fmt.Errorf("param %q has no default and no value", p.Name))
 		}

@@ -40,13 +40,12 @@ results:
 	return spec
 }
 
-func validRun(t *testing.T) Run {
+func validRun() Run {
 	return Run{
 		Namespace:          "team-a",
 		Name:               "run-1",
 		Labels:             map[string]string{"a": "b"},
 		ServiceAccountName: "provider-sa",
-		Pipeline:           shape(t),
 		Params:             tektonv1.Params{StringParam("second", "2"), StringParam("first", "1")},
 		Workspaces:         []tektonv1.WorkspaceBinding{{Name: "scratch", EmptyDir: &corev1EmptyDir}},
 		Timeout:            &metav1.Duration{Duration: 3600e9},
@@ -54,8 +53,8 @@ func validRun(t *testing.T) Run {
 }
 
 func TestBuildEmbedsTheShapeAndPassesTektonValidation(t *testing.T) {
-	in := validRun(t)
-	pr, err := Build(context.Background(), in)
+	spec := shape(t)
+	pr, err := Build(context.Background(), spec, validRun())
 	require.NoError(t, err)
 
 	assert.Equal(t, "tekton.dev/v1", pr.APIVersion)
@@ -69,13 +68,13 @@ func TestBuildEmbedsTheShapeAndPassesTektonValidation(t *testing.T) {
 	assert.Nil(t, pr.Validate(context.Background()), "Tekton validation")
 
 	pr.Spec.PipelineSpec.Tasks[0].Name = "mutated"
-	assert.Equal(t, "one", in.Pipeline.Tasks[0].Name, "the shape is copied, never shared with the output")
+	assert.Equal(t, "one", spec.Tasks[0].Name, "the shape is copied, never shared with the output")
 }
 
 func TestBuildWithGenerateName(t *testing.T) {
-	in := validRun(t)
+	in := validRun()
 	in.Name, in.GenerateName = "", "operator-main-"
-	pr, err := Build(context.Background(), in)
+	pr, err := Build(context.Background(), shape(t), in)
 	require.NoError(t, err)
 	assert.Empty(t, pr.Name)
 	assert.Equal(t, "operator-main-", pr.GenerateName)
@@ -83,24 +82,26 @@ func TestBuildWithGenerateName(t *testing.T) {
 
 func TestBuildRefusesBadInput(t *testing.T) {
 	cases := map[string]struct {
-		mutate func(*Run)
+		mutate func(*Run, *tektonv1.PipelineSpec)
 		want   string
 	}{
-		"both names":         {func(r *Run) { r.GenerateName = "x-" }, "exactly one of Name and GenerateName"},
-		"no name":            {func(r *Run) { r.Name = "" }, "exactly one of Name and GenerateName"},
-		"no shape":           {func(r *Run) { r.Pipeline = nil }, "pipeline shape is missing"},
-		"undeclared param":   {func(r *Run) { r.Params = append(r.Params, StringParam("third", "3")) }, `param "third" is not declared`},
-		"param given twice":  {func(r *Run) { r.Params = append(r.Params, StringParam("first", "again")) }, `param "first" is given twice`},
-		"missing param":      {func(r *Run) { r.Params = r.Params[:1] }, `param "first" has no default and no value`},
-		"name too long":      {func(r *Run) { r.Name = strings.Repeat("a", 64) }, "invalid PipelineRun"},
-		"unbound workspace":  {func(r *Run) { r.Workspaces = nil }, ""},
-		"bad task reference": {func(r *Run) { r.Pipeline.Tasks[1].Params[0].Value.StringVal = "$(tasks.nope.results.id)" }, "invalid PipelineRun"},
+		"both names":        {func(r *Run, _ *tektonv1.PipelineSpec) { r.GenerateName = "x-" }, "exactly one of Name and GenerateName"},
+		"no name":           {func(r *Run, _ *tektonv1.PipelineSpec) { r.Name = "" }, "exactly one of Name and GenerateName"},
+		"empty shape":       {func(_ *Run, s *tektonv1.PipelineSpec) { *s = tektonv1.PipelineSpec{} }, `param "first" is not declared`},
+		"undeclared param":  {func(r *Run, _ *tektonv1.PipelineSpec) { r.Params = append(r.Params, StringParam("third", "3")) }, `param "third" is not declared`},
+		"param given twice": {func(r *Run, _ *tektonv1.PipelineSpec) { r.Params = append(r.Params, StringParam("first", "again")) }, `param "first" is given twice`},
+		"missing param":     {func(r *Run, _ *tektonv1.PipelineSpec) { r.Params = r.Params[:1] }, `param "first" has no default and no value`},
+		"name too long":     {func(r *Run, _ *tektonv1.PipelineSpec) { r.Name = strings.Repeat("a", 64) }, "invalid PipelineRun"},
+		"unbound workspace": {func(r *Run, _ *tektonv1.PipelineSpec) { r.Workspaces = nil }, ""},
+		"bad task reference": {func(_ *Run, s *tektonv1.PipelineSpec) {
+			s.Tasks[1].Params[0].Value.StringVal = "$(tasks.nope.results.id)"
+		}, "invalid PipelineRun"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			in := validRun(t)
-			tc.mutate(&in)
-			pr, err := Build(context.Background(), in)
+			in, spec := validRun(), shape(t)
+			tc.mutate(&in, spec)
+			pr, err := Build(context.Background(), spec, in)
 			if tc.want == "" {
 				// Tekton leaves workspace binding to run time; the generator must not
 				// invent a stricter rule.
@@ -115,3 +116,44 @@ func TestBuildRefusesBadInput(t *testing.T) {
 }
 
 var corev1EmptyDir = corev1.EmptyDirVolumeSource{}
+
+func TestBuildWithoutShape(t *testing.T) {
+	_, err := Build(context.Background(), nil, validRun())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "pipeline shape is missing")
+}
+
+// The Builder remembers Tekton's verdict per class of run; what differs
+// between runs of one class must still be checked run by run.
+func TestBuilderChecksWhatDiffersBetweenRuns(t *testing.T) {
+	ctx := context.Background()
+	spec := shape(t)
+	b := NewBuilder(spec)
+	spec.Tasks[0].TaskRef.Name = "changed-after-NewBuilder"
+
+	for _, value := range []string{"1", "another plain value", "x y z"} {
+		in := validRun()
+		in.Params[1] = StringParam("first", value)
+		pr, err := b.Build(ctx, in)
+		require.NoError(t, err)
+		assert.Nil(t, pr.Validate(ctx), "every run passes Tekton's validation on its own")
+		assert.Equal(t, "task-one", pr.Spec.PipelineSpec.Tasks[0].TaskRef.Name, "the Builder keeps its own copy of the shape")
+	}
+
+	resultRef := validRun()
+	resultRef.Params[1] = StringParam("first", "$(tasks.one.results.id)")
+	_, err := b.Build(ctx, resultRef)
+	require.Error(t, err, "a PipelineRun param may not reference a task result")
+	assert.Contains(t, err.Error(), "cannot use result expressions")
+
+	badName := validRun()
+	badName.Name = "Not_A_Name"
+	_, err = b.Build(ctx, badName)
+	require.Error(t, err, "the name is checked even when the run's class is known valid")
+	assert.Contains(t, err.Error(), "metadata.name")
+
+	longPrefix := validRun()
+	longPrefix.Name, longPrefix.GenerateName = "", strings.Repeat("g", 59)
+	_, err = b.Build(ctx, longPrefix)
+	require.Error(t, err, "a generateName the API server would complete past 63 characters is refused")
+}

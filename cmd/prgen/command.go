@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -106,8 +106,8 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 	return cmd
 }
 
-// run writes to out only when everything succeeded, so a failed prgen never
-// feeds half a release to kubectl.
+// run builds and validates every run before it writes the first byte, so a
+// failed prgen never feeds half a release to kubectl.
 func run(ctx context.Context, o *options, out io.Writer) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -138,10 +138,9 @@ func run(ctx context.Context, o *options, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	if err := release.Write(&buf, runs, o.output); err != nil {
+	w := bufio.NewWriterSize(out, 1<<16)
+	if err := release.Write(w, runs, o.output); err != nil {
 		return err
 	}
-	_, err = out.Write(buf.Bytes())
-	return err
+	return w.Flush()
 }

@@ -81,6 +81,16 @@ func decodeRuns(t *testing.T, out string) []*tektonv1.PipelineRun {
 	return runs
 }
 
+func TestYAMLAndJSONCarryTheSameRuns(t *testing.T) {
+	asYAML, _, err := prgen(t, "-f", "testdata/releases.yaml")
+	require.NoError(t, err)
+	asJSON, _, err := prgen(t, "-f", "testdata/releases.yaml", "-o", "json")
+	require.NoError(t, err)
+	fromYAML, fromJSON := decodeRuns(t, asYAML), decodeRuns(t, asJSON)
+	require.Len(t, fromYAML, 4)
+	assert.Equal(t, fromJSON, fromYAML)
+}
+
 func TestEveryRunPassesTektonValidation(t *testing.T) {
 	for _, format := range []string{"yaml", "json"} {
 		out, stderr, err := prgen(t, "-f", "testdata/releases.yaml", "-o", format)

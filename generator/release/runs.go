@@ -91,7 +91,8 @@ func (m *Matrix) Select(selector labels.Selector) ([]Pair, error) {
 	return out, nil
 }
 
-// Runs builds one PipelineRun per selected pair, in Select's order.
+// Runs builds one PipelineRun per selected pair, in Select's order. The runs
+// share one pipelineSpec: print them, do not modify them.
 func (m *Matrix) Runs(ctx context.Context, opts Options) ([]*tektonv1.PipelineRun, error) {
 	shape, err := pipelines.Get(pipelines.Release)
 	if err != nil {
@@ -112,14 +113,15 @@ func (m *Matrix) Runs(ctx context.Context, opts Options) ([]*tektonv1.PipelineRu
 		}
 	}
 	workspaces := m.workspaces()
+	builder := generator.NewBuilder(shape)
+	builder.ShareSpec = true // runs are only printed
 	runs := make([]*tektonv1.PipelineRun, 0, len(pairs))
 	for _, p := range pairs {
-		pr, err := generator.Build(ctx, generator.Run{
+		pr, err := builder.Build(ctx, generator.Run{
 			Namespace:          namespace,
 			GenerateName:       generator.GenerateNamePrefix(p.App.Name, p.Version.Name),
 			Labels:             p.Labels(),
 			ServiceAccountName: m.ServiceAccount,
-			Pipeline:           shape,
 			Params:             m.params(p, tools),
 			Workspaces:         workspaces,
 		})
