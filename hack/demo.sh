@@ -35,5 +35,11 @@ spec:
     name: tfx
 YAML
 
+step "prgen: trigger the operator's release at main (ci/releases.yaml)"
+kubectl create namespace kfp-tekton-ci --dry-run=client -o yaml | kubectl apply -f -
+kubectl apply -n kfp-tekton-ci -f ci/tasks/
+go run ./cmd/prgen -f ci/releases.yaml --select app=operator,version=main | kubectl create -f -
+kubectl get pipelineruns -n kfp-tekton-ci -l app=operator,version=main
+
 step "done"
 echo "The control plane keeps running: export KUBECONFIG=$root/bin/kubeconfig; stop it with make cluster-down"
