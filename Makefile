@@ -17,14 +17,15 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code.
 	$(CONTROLLER_GEN) object paths=./api/...
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Regenerate CRDs and RBAC under config/.
+manifests: $(CONTROLLER_GEN) ## Regenerate CRDs and RBAC under config/, and the shared Tasks under tasks/.
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
+	go run ./tasks/gen tasks
 
 .PHONY: verify
 verify: generate manifests ## Fail if generated files or formatting are out of date.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	go vet ./...
-	@git diff --exit-code -- api config || { echo "generated files are stale: run make generate manifests"; exit 1; }
+	@git diff --exit-code -- api config tasks || { echo "generated files are stale: run make generate manifests"; exit 1; }
 
 .PHONY: test
 test: envtest-assets ## Run every test against a real kube-apiserver and etcd (builds them on first use).

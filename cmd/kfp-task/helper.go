@@ -1,0 +1,187 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Limits on the results: Tekton stores results in the termination message,
+// 4096 bytes for all of a TaskRun's results together.
+const (
+	maxIDBytes    = 1024
+	maxErrorBytes = 2800
+)
+
+func run(args []string, getenv func(string) string) error {
+	if len(args) == 0 {
+		return errors.New("usage: kfp-task write|report|report-compiled [flags]")
+	}
+	switch args[0] {
+	case "write":
+		return write(args[1:], getenv)
+	case "report":
+		return report(args[1:])
+	case "report-compiled":
+		return reportCompiled(args[1:])
+	}
+	return fmt.Errorf("unknown command %q (want write, report or report-compiled)", args[0])
+}
+
+type fileFlags []string
+
+func (f *fileFlags) String() string     { return strings.Join(*f, ",") }
+func (f *fileFlags) Set(v string) error { *f = append(*f, v); return nil }
+
+// write copies each named environment variable, which must hold a JSON
+// value, into its file.
+func write(args []string, getenv func(string) string) error {
+	fs := flag.NewFlagSet("write", flag.ContinueOnError)
+	var files fileFlags
+	fs.Var(&files, "file", "PATH=ENV: write environment variable ENV (JSON) to PATH; repeatable")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return errors.New("write: no --file given")
+	}
+	for _, f := range files {
+		path, env, ok := strings.Cut(f, "=")
+		if !ok || path == "" || env == "" {
+			return fmt.Errorf("write: --file %q: want PATH=ENV", f)
+		}
+		value := getenv(env)
+		if !json.Valid([]byte(value)) {
+			return fmt.Errorf("write: %s is not valid JSON (%d bytes)", env, len(value))
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, []byte(value), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// output is what a provider writes to --output.
+type output struct {
+	ID    string `json:"id"`
+	Error string `json:"error"`
+}
+
+type resultFlags struct {
+	id, errPath string
+}
+
+func (r *resultFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&r.id, "id-result", "", "file of the provider-id result")
+	fs.StringVar(&r.errPath, "error-result", "", "file of the provider-error result")
+}
+
+func (r *resultFlags) write(id, msg string) error {
+	if r.id == "" || r.errPath == "" {
+		return errors.New("--id-result and --error-result are required")
+	}
+	if len(id) > maxIDBytes {
+		id, msg = "", fmt.Sprintf("provider returned an id of %d bytes; at most %d are allowed", len(id), maxIDBytes)
+	}
+	if err := os.WriteFile(r.id, []byte(id), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(r.errPath, []byte(truncate(msg, maxErrorBytes)), 0o644)
+}
+
+// report reads the provider's exit code and output and writes the results.
+// It succeeds whenever it could write them: a provider failure is reported
+// through provider-error, so the controller sees the provider's own words.
+func report(args []string) error {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	outPath := fs.String("output", "", "file the provider wrote")
+	exitCodePath := fs.String("exit-code", "", "file holding the provider step's exit code")
+	var results resultFlags
+	results.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	code, codeErr := readExitCode(*exitCodePath)
+	out, outErr := readOutput(*outPath)
+	switch {
+	case codeErr != nil:
+		return results.write("", "cannot tell how the provider ended: "+codeErr.Error())
+	case code != 0 && out.Error != "":
+		return results.write(out.ID, out.Error)
+	case code != 0:
+		return results.write(out.ID, fmt.Sprintf("provider exited with code %d without an error message", code))
+	case outErr != nil:
+		return results.write("", "provider exited with code 0 but "+outErr.Error())
+	}
+	return results.write(out.ID, out.Error)
+}
+
+// reportCompiled reports a compiled definition by its digest.
+func reportCompiled(args []string) error {
+	fs := flag.NewFlagSet("report-compiled", flag.ContinueOnError)
+	path := fs.String("pipeline-definition", "", "the compiled pipeline")
+	var results resultFlags
+	results.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	f, err := os.Open(*path)
+	if err != nil {
+		return results.write("", "the compiler wrote no pipeline definition: "+err.Error())
+	}
+	defer f.Close()
+	h := sha256.New()
+	if n, err := io.Copy(h, f); err != nil || n == 0 {
+		return results.write("", fmt.Sprintf("the compiled pipeline definition is unreadable or empty (%d bytes, %v)", n, err))
+	}
+	return results.write("sha256:"+hex.EncodeToString(h.Sum(nil)), "")
+}
+
+func readExitCode(path string) (int, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	code, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		return 0, fmt.Errorf("exit code file %s holds %q", path, data)
+	}
+	return code, nil
+}
+
+func readOutput(path string) (output, error) {
+	var out output
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return out, fmt.Errorf("wrote no %s", path)
+	}
+	if err := json.Unmarshal(data, &out); err != nil {
+		return output{}, fmt.Errorf("wrote invalid JSON to %s: %v", path, err)
+	}
+	return out, nil
+}
+
+// truncate cuts s to at most n bytes on a rune boundary, saying so.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const mark = " …(truncated)"
+	cut := n - len(mark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestWriteCopiesJSONFromEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"A": `{"kind":"Pipeline"}`, "B": `{"image":"x"}`, "BAD": `{not json`}
+	getenv := func(k string) string { return env[k] }
+
+	a, b := filepath.Join(dir, "resource.json"), filepath.Join(dir, "provider", "config.json")
+	require.NoError(t, run([]string{"write", "--file", a + "=A", "--file", b + "=B"}, getenv))
+	got, err := os.ReadFile(b)
+	require.NoError(t, err)
+	assert.JSONEq(t, env["B"], string(got))
+
+	err = run([]string{"write", "--file", filepath.Join(dir, "x.json") + "=BAD"}, getenv)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "BAD is not valid JSON")
+	err = run([]string{"write", "--file", filepath.Join(dir, "y.json") + "=UNSET"}, getenv)
+	require.Error(t, err, "an unset variable is not JSON")
+	assert.Error(t, run([]string{"write", "--file", "no-equals"}, getenv))
+	assert.Error(t, run([]string{"write"}, getenv))
+}
+
+func TestReport(t *testing.T) {
+	long := strings.Repeat("é", 3000)
+	cases := map[string]struct {
+		exitCode string // "" = no exit code file
+		output   string // "" = no output file
+		id, err  string
+	}{
+		"success":                 {"0", `{"id":"42"}`, "42", ""},
+		"provider error, exit 0":  {"0", `{"id":"","error":"quota exceeded"}`, "", "quota exceeded"},
+		"provider error, exit 1":  {"1", `{"error":"no such pipeline"}`, "", "no such pipeline"},
+		"crash without output":    {"137", "", "", "provider exited with code 137 without an error message"},
+		"exit 0 without output":   {"0", "", "", "provider exited with code 0 but wrote no"},
+		"exit 0 with broken JSON": {"0", `{"id":`, "", "provider exited with code 0 but wrote invalid JSON"},
+		"unknown exit code":       {"", `{"id":"1"}`, "", "cannot tell how the provider ended"},
+		"oversized id":            {"0", `{"id":"` + strings.Repeat("x", 2000) + `"}`, "", "id of 2000 bytes"},
+		"oversized error":         {"1", `{"error":"` + long + `"}`, "", "…(truncated)"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := func(n string) string { return filepath.Join(dir, n) }
+			if tc.exitCode != "" {
+				require.NoError(t, os.WriteFile(path("exitCode"), []byte(tc.exitCode), 0o644))
+			}
+			if tc.output != "" {
+				require.NoError(t, os.WriteFile(path("output.json"), []byte(tc.output), 0o644))
+			}
+			require.NoError(t, run([]string{"report", "--output", path("output.json"), "--exit-code", path("exitCode"),
+				"--id-result", path("id"), "--error-result", path("error")}, os.Getenv))
+			id, err := os.ReadFile(path("id"))
+			require.NoError(t, err)
+			msg, err := os.ReadFile(path("error"))
+			require.NoError(t, err)
+			assert.Equal(t, tc.id, string(id))
+			if tc.err == "" {
+				assert.Empty(t, string(msg))
+			} else {
+				assert.Contains(t, string(msg), tc.err)
+			}
+			assert.LessOrEqual(t, len(id)+len(msg), 4096-256, "results fit Tekton's termination message with room for its framing")
+			assert.True(t, utf8.Valid(msg), "truncation keeps UTF-8 valid")
+		})
+	}
+}
+
+func TestReportCompiled(t *testing.T) {
+	dir := t.TempDir()
+	def := filepath.Join(dir, "pipeline.yaml")
+	id, msg := filepath.Join(dir, "id"), filepath.Join(dir, "error")
+	args := []string{"report-compiled", "--pipeline-definition", def, "--id-result", id, "--error-result", msg}
+
+	require.NoError(t, run(args, os.Getenv))
+	got, _ := os.ReadFile(msg)
+	assert.Contains(t, string(got), "the compiler wrote no pipeline definition")
+
+	require.NoError(t, os.WriteFile(def, []byte("pipelineSpec: {}\n"), 0o644))
+	require.NoError(t, run(args, os.Getenv))
+	got, _ = os.ReadFile(id)
+	sum := sha256.Sum256([]byte("pipelineSpec: {}\n"))
+	assert.Equal(t, "sha256:"+hex.EncodeToString(sum[:]), string(got))
+	got, _ = os.ReadFile(msg)
+	assert.Empty(t, string(got))
+}
+
+func TestUnknownCommand(t *testing.T) {
+	assert.ErrorContains(t, run([]string{"explode"}, os.Getenv), `unknown command "explode"`)
+	assert.Error(t, run(nil, os.Getenv))
+}

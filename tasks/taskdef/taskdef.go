@@ -1,0 +1,205 @@
+// Package taskdef defines the shared Tasks the operator deploys once per
+// workflow namespace. tasks/gen writes them to tasks/*.yaml, which the
+// operator embeds; the definitions here are the source, the YAML the artifact.
+package taskdef
+
+import (
+	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// Params of the shared Tasks.
+const (
+	ParamProviderImage  = "provider-image"
+	ParamProviderConfig = "provider-config"
+	ParamResource       = "resource"
+	ParamHelperImage    = "helper-image"
+	ParamCompilerImage  = "compiler-image"
+	ParamPipelineImage  = "pipeline-image"
+	ParamPipelineConfig = "pipeline-config"
+)
+
+// Results of the shared Tasks.
+const (
+	ResultProviderID    = "provider-id"
+	ResultProviderError = "provider-error"
+)
+
+// Files of the provider contract, in the volume mounted at Dir.
+const (
+	Dir                = "/kfp"
+	FileResource       = Dir + "/resource.json"
+	FileProviderConfig = Dir + "/provider/config.json"
+	FileOutput         = Dir + "/output.json"
+	FilePipelineConfig = Dir + "/pipeline-config.yaml"
+	FilePipeline       = Dir + "/pipeline.yaml"
+	DirCompiler        = Dir + "/compiler"
+	HelperBinary       = "/kfp-task"
+)
+
+// Labels on every shared Task.
+const (
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedBy      = "kfp-tekton-operator"
+	LabelKind      = "pipelines.kubeflow.org/task-kind"
+	LabelOperation = "pipelines.kubeflow.org/task-operation"
+)
+
+// Operation is one thing the controllers ask a provider to do.
+type Operation struct {
+	Kind      string // pipeline, run, runschedule, experiment
+	Operation string // compile, create, update, delete
+	// Compiles says the Task compiles the pipeline before calling the provider.
+	Compiles bool
+	// CallsProvider is false for compile-only.
+	CallsProvider bool
+	What          string
+}
+
+// TaskName is the name of the operation's Task.
+func (o Operation) TaskName() string { return "kfp-" + o.Kind + "-" + o.Operation }
+
+// Operations are every operation the controllers need.
+var Operations = []Operation{
+	{"pipeline", "compile", true, false, "Compile a pipeline with its framework's compiler, without uploading it."},
+	{"pipeline", "create", true, true, "Compile a pipeline and create it in the provider's backend."},
+	{"pipeline", "update", true, true, "Compile a pipeline and upload it as a new version in the provider's backend."},
+	{"pipeline", "delete", false, true, "Delete a pipeline from the provider's backend."},
+	{"run", "create", false, true, "Start a run in the provider's backend."},
+	{"run", "delete", false, true, "Delete (or cancel) a run in the provider's backend."},
+	{"runschedule", "create", false, true, "Create a recurring run in the provider's backend."},
+	{"runschedule", "update", false, true, "Update a recurring run in the provider's backend."},
+	{"runschedule", "delete", false, true, "Delete a recurring run from the provider's backend."},
+	{"experiment", "create", false, true, "Create an experiment in the provider's backend."},
+	{"experiment", "update", false, true, "Update an experiment in the provider's backend."},
+	{"experiment", "delete", false, true, "Delete an experiment from the provider's backend."},
+}
+
+// Tasks are the shared Tasks, in Operations order.
+func Tasks() []*tektonv1.Task {
+	out := make([]*tektonv1.Task, len(Operations))
+	for i, op := range Operations {
+		out[i] = task(op)
+	}
+	return out
+}
+
+func stringParam(name, description string) tektonv1.ParamSpec {
+	return tektonv1.ParamSpec{Name: name, Type: tektonv1.ParamTypeString, Description: description}
+}
+
+func task(op Operation) *tektonv1.Task {
+	params := tektonv1.ParamSpecs{
+		stringParam(ParamHelperImage, "Image holding "+HelperBinary+" (the operator's image), which writes the inputs and reports the results."),
+		stringParam(ParamResource, "The resource, as JSON; written to "+FileResource+"."),
+		stringParam(ParamProviderConfig, "The Provider's configuration, as JSON; written to "+FileProviderConfig+"."),
+	}
+	if op.CallsProvider {
+		params = append(params, stringParam(ParamProviderImage, "The provider image, pinned by digest."))
+	}
+	files := []string{FileResource + "=KFP_RESOURCE", FileProviderConfig + "=KFP_PROVIDER_CONFIG"}
+	env := []corev1.EnvVar{
+		{Name: "KFP_RESOURCE", Value: "$(params." + ParamResource + ")"},
+		{Name: "KFP_PROVIDER_CONFIG", Value: "$(params." + ParamProviderConfig + ")"},
+	}
+	if op.Compiles {
+		params = append(params,
+			stringParam(ParamPipelineConfig, "The compiler's pipeline configuration, as JSON; written to "+FilePipelineConfig+"."),
+			stringParam(ParamCompilerImage, "The framework's compiler image, pinned by digest."),
+			stringParam(ParamPipelineImage, "The pipeline's image."),
+		)
+		files = append(files, FilePipelineConfig+"=KFP_PIPELINE_CONFIG")
+		env = append(env, corev1.EnvVar{Name: "KFP_PIPELINE_CONFIG", Value: "$(params." + ParamPipelineConfig + ")"})
+	}
+	writeArgs := []string{"write"}
+	for _, f := range files {
+		writeArgs = append(writeArgs, "--file", f)
+	}
+	steps := []tektonv1.Step{{
+		Name:    "write-inputs",
+		Image:   "$(params." + ParamHelperImage + ")",
+		Command: []string{HelperBinary},
+		Args:    writeArgs,
+		Env:     env,
+	}}
+	if op.Compiles {
+		steps = append(steps,
+			tektonv1.Step{
+				Name:  "inject-compiler",
+				Image: "$(params." + ParamCompilerImage + ")",
+				Args:  []string{DirCompiler},
+			},
+			tektonv1.Step{
+				Name:    "compile",
+				Image:   "$(params." + ParamPipelineImage + ")",
+				Command: []string{DirCompiler + "/compile.sh"},
+				Args:    []string{"--pipeline_config", FilePipelineConfig, "--output_file", FilePipeline},
+			})
+	}
+	results := []tektonv1.TaskResult{
+		{Name: ResultProviderID, Type: tektonv1.ResultsTypeString, Description: "Identifier of the resource in the provider's backend."},
+		{Name: ResultProviderError, Type: tektonv1.ResultsTypeString, Description: "Why the provider failed; empty on success."},
+	}
+	if op.CallsProvider {
+		providerArgs := []string{op.Kind, op.Operation,
+			"--provider-config", FileProviderConfig, "--resource", FileResource, "--output", FileOutput}
+		if op.Compiles {
+			providerArgs = append(providerArgs, "--pipeline-definition", FilePipeline)
+		}
+		steps = append(steps,
+			tektonv1.Step{
+				Name:    "provider",
+				Image:   "$(params." + ParamProviderImage + ")",
+				Args:    providerArgs,
+				OnError: tektonv1.Continue,
+			},
+			tektonv1.Step{
+				Name:    "report",
+				Image:   "$(params." + ParamHelperImage + ")",
+				Command: []string{HelperBinary},
+				Args: []string{"report", "--output", FileOutput, "--exit-code", "$(steps.step-provider.exitCode.path)",
+					"--id-result", "$(results." + ResultProviderID + ".path)",
+					"--error-result", "$(results." + ResultProviderError + ".path)"},
+			})
+	} else {
+		steps = append(steps, tektonv1.Step{
+			Name:    "report",
+			Image:   "$(params." + ParamHelperImage + ")",
+			Command: []string{HelperBinary},
+			Args: []string{"report-compiled", "--pipeline-definition", FilePipeline,
+				"--id-result", "$(results." + ResultProviderID + ".path)",
+				"--error-result", "$(results." + ResultProviderError + ".path)"},
+		})
+	}
+	return &tektonv1.Task{
+		TypeMeta: metav1.TypeMeta{APIVersion: tektonv1.SchemeGroupVersion.String(), Kind: "Task"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: op.TaskName(),
+			Labels: map[string]string{
+				LabelManagedBy: ManagedBy,
+				LabelKind:      op.Kind,
+				LabelOperation: op.Operation,
+			},
+		},
+		Spec: tektonv1.TaskSpec{
+			Description: op.What,
+			Params:      params,
+			Results:     results,
+			Volumes:     []corev1.Volume{{Name: "kfp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+			StepTemplate: &tektonv1.StepTemplate{
+				// Pod Security "restricted": no root, no privilege escalation, no capabilities.
+				SecurityContext: &corev1.SecurityContext{
+					RunAsNonRoot:             ptr.To(true),
+					RunAsUser:                ptr.To[int64](65532),
+					AllowPrivilegeEscalation: ptr.To(false),
+					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+					SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+				},
+				VolumeMounts: []corev1.VolumeMount{{Name: "kfp", MountPath: Dir}},
+			},
+			Steps: steps,
+		},
+	}
+}

@@ -1,0 +1,116 @@
+package tasks
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
+)
+
+func TestEmbeddedTasksAreTheDefinitions(t *testing.T) {
+	all, err := All()
+	require.NoError(t, err)
+	defs := taskdef.Tasks()
+	require.Len(t, all, len(defs), "tasks/*.yaml is stale: run make manifests")
+	byName := map[string]bool{}
+	for _, def := range defs {
+		byName[def.Name] = true
+		data, err := os.ReadFile(def.Name + ".yaml")
+		require.NoError(t, err, "run make manifests")
+		var fromYAML, fromGo any
+		require.NoError(t, yaml.Unmarshal(data, &fromYAML))
+		goYAML, err := yaml.Marshal(def)
+		require.NoError(t, err)
+		require.NoError(t, yaml.Unmarshal(goYAML, &fromGo))
+		pruneForComparison(fromGo)
+		assert.Equal(t, fromGo, fromYAML, "%s.yaml differs from tasks/taskdef: run make manifests", def.Name)
+	}
+	for _, task := range all {
+		assert.True(t, byName[task.Name], "%s.yaml has no definition in tasks/taskdef", task.Name)
+	}
+}
+
+func pruneForComparison(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		if r, ok := x["computeResources"].(map[string]any); ok && len(r) == 0 {
+			delete(x, "computeResources")
+		}
+		if m, ok := x["metadata"].(map[string]any); ok {
+			delete(m, "creationTimestamp")
+		}
+		for _, c := range x {
+			pruneForComparison(c)
+		}
+	case []any:
+		for _, c := range x {
+			pruneForComparison(c)
+		}
+	}
+}
+
+func TestTasksPassTektonValidation(t *testing.T) {
+	all, err := All()
+	require.NoError(t, err)
+	for _, task := range all {
+		task = task.DeepCopy()
+		task.SetDefaults(context.Background())
+		assert.Nil(t, task.Validate(context.Background()), task.Name)
+	}
+}
+
+func TestTasksFollowTheContract(t *testing.T) {
+	all, err := All()
+	require.NoError(t, err)
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	for _, task := range all {
+		assert.Contains(t, string(readme), "`"+task.Name+"`", "tasks/README.md documents every Task")
+		assert.Equal(t, taskdef.ManagedBy, task.Labels[taskdef.LabelManagedBy])
+
+		sc := task.Spec.StepTemplate.SecurityContext
+		require.NotNil(t, sc, task.Name)
+		assert.True(t, *sc.RunAsNonRoot && !*sc.AllowPrivilegeEscalation, "%s: Pod Security restricted", task.Name)
+		assert.Equal(t, []string{"ALL"}, []string{string(sc.Capabilities.Drop[0])})
+
+		results := map[string]bool{}
+		for _, r := range task.Spec.Results {
+			results[r.Name] = true
+		}
+		assert.True(t, results[taskdef.ResultProviderID] && results[taskdef.ResultProviderError], task.Name)
+
+		// Every param is used, and only through env or args: never in a script.
+		for _, p := range task.Spec.Params {
+			used := false
+			for _, s := range task.Spec.Steps {
+				assert.Empty(t, s.Script, "%s/%s: no scripts; params reach steps through env and args", task.Name, s.Name)
+				ref := "$(params." + p.Name + ")"
+				used = used || s.Image == ref || strings.Contains(strings.Join(s.Args, " "), ref)
+				for _, e := range s.Env {
+					used = used || e.Value == ref
+				}
+			}
+			assert.True(t, used, "%s declares param %s but no step uses it", task.Name, p.Name)
+		}
+	}
+}
+
+func TestNamesAreSortedAndPrefixed(t *testing.T) {
+	names, err := Names()
+	require.NoError(t, err)
+	require.Len(t, names, len(taskdef.Operations))
+	for i, n := range names {
+		assert.True(t, strings.HasPrefix(n, "kfp-"), n)
+		if i > 0 {
+			assert.Less(t, names[i-1], n)
+		}
+		assert.FileExists(t, filepath.Join(".", n+".yaml"))
+	}
+}
