@@ -1,41 +1,25 @@
 package main
 
 import (
-	"io"
-	"log"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/crane"
-	"github.com/google/go-containerregistry/pkg/registry"
-	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/hack/testregistry"
 )
 
-// A registry on 127.0.0.1 serving one random image as tools/kaniko:v1 and
-// tools/git:v2; returns the registry host and the two digests.
+// A registry on 127.0.0.1 serving tools/kaniko:v1 and tools/git:v2;
+// returns the registry host and the two digests.
 func toolRegistry(t *testing.T) (host, kaniko, git string) {
 	t.Helper()
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	host = strings.TrimPrefix(srv.URL, "http://")
-	for _, ref := range []string{"tools/kaniko:v1", "tools/git:v2"} {
-		img, err := random.Image(512, 1)
-		require.NoError(t, err)
-		require.NoError(t, crane.Push(img, host+"/"+ref))
-		d, err := img.Digest()
-		require.NoError(t, err)
-		if strings.Contains(ref, "kaniko") {
-			kaniko = d.String()
-		} else {
-			git = d.String()
-		}
-	}
-	return host, kaniko, git
+	reg := testregistry.Start(t)
+	_, kaniko = reg.Push("tools/kaniko:v1")
+	_, git = reg.Push("tools/git:v2")
+	return reg.Host, kaniko, git
 }
 
 func matrixWithTools(t *testing.T, builder, git string) string {

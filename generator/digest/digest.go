@@ -14,6 +14,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 )
 
+// ErrInvalidReference marks a reference that is not an image reference at
+// all, as opposed to one the registry could not resolve.
+var ErrInvalidReference = errors.New("invalid image reference")
+
 // Resolver resolves image references with one keychain, caching answers so a
 // matrix naming the same image a thousand times asks the registry once.
 type Resolver struct {
@@ -35,7 +39,7 @@ func (r *Resolver) Resolve(ctx context.Context, ref string) (string, error) {
 	}
 	parsed, err := name.ParseReference(ref)
 	if err != nil {
-		return "", fmt.Errorf("image %q: %w", ref, err)
+		return "", fmt.Errorf("image %q: %w: %v", ref, ErrInvalidReference, err)
 	}
 	if _, isDigest := parsed.(name.Digest); isDigest {
 		return ref, nil

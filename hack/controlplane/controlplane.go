@@ -14,14 +14,12 @@ import (
 	"strings"
 	"sync"
 
-	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers"
 )
 
 // TektonModule is the module whose config/300-crds are installed.
@@ -35,19 +33,6 @@ type ControlPlane struct {
 	Scheme *k8sruntime.Scheme
 }
 
-// NewScheme knows the built-in kinds, this project's kinds and Tekton v1.
-func NewScheme() *k8sruntime.Scheme {
-	s := k8sruntime.NewScheme()
-	for _, add := range []func(*k8sruntime.Scheme) error{
-		clientgoscheme.AddToScheme, pipelinesv1beta1.AddToScheme, tektonv1.AddToScheme,
-	} {
-		if err := add(s); err != nil {
-			panic(err) // only on conflicting registrations: a programming error
-		}
-	}
-	return s
-}
-
 // Start builds the binaries if bin/ lacks them, starts the control plane and
 // installs the CRDs. Callers must Stop it.
 func Start() (*ControlPlane, error) {
@@ -59,7 +44,7 @@ func Start() (*ControlPlane, error) {
 	if err != nil {
 		return nil, err
 	}
-	scheme := NewScheme()
+	scheme := controllers.NewScheme()
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
 		CRDInstallOptions: envtest.CRDInstallOptions{

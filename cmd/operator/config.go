@@ -1,0 +1,83 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers/operator"
+)
+
+func defaults() operator.Config {
+	return operator.Config{
+		HelperImage:             os.Getenv("KFP_HELPER_IMAGE"),
+		MetricsBindAddress:      ":8080",
+		HealthProbeBindAddress:  ":8081",
+		KubeAPIQPS:              50,
+		KubeAPIBurst:            100,
+		MaxConcurrentReconciles: 4,
+		SyncPeriod:              metav1.Duration{Duration: 10 * time.Hour},
+		RetryAfter:              metav1.Duration{Duration: time.Minute},
+	}
+}
+
+// bind registers a flag for every field of cfg, defaulting to its value.
+func bind(fs *flag.FlagSet, cfg *operator.Config, file *string) {
+	fs.StringVar(file, "config", *file, "operator configuration file (YAML, fields as in controllers/operator.Config); flags override it")
+	fs.StringVar(&cfg.WorkflowNamespace, "workflow-namespace", cfg.WorkflowNamespace, "namespace of every Provider's Tasks and PipelineRuns; empty: each Provider's own namespace")
+	fs.StringVar(&cfg.HelperImage, "helper-image", cfg.HelperImage, "image with /kfp-task for the shared Tasks (default $KFP_HELPER_IMAGE)")
+	fs.BoolVar(&cfg.LeaderElection, "leader-elect", cfg.LeaderElection, "elect a leader, for more than one replica")
+	fs.StringVar(&cfg.LeaderElectionNamespace, "leader-election-namespace", cfg.LeaderElectionNamespace, "namespace of the leader election lease (default: the operator's)")
+	fs.StringVar(&cfg.MetricsBindAddress, "metrics-bind-address", cfg.MetricsBindAddress, "Prometheus metrics address; 0 disables")
+	fs.StringVar(&cfg.HealthProbeBindAddress, "health-probe-bind-address", cfg.HealthProbeBindAddress, "address of /healthz and /readyz")
+	fs.Func("kube-api-qps", fmt.Sprintf("client-side limit of requests per second to the API server (default %g)", cfg.KubeAPIQPS), func(v string) error {
+		_, err := fmt.Sscan(v, &cfg.KubeAPIQPS)
+		return err
+	})
+	fs.IntVar(&cfg.KubeAPIBurst, "kube-api-burst", cfg.KubeAPIBurst, "client-side burst of requests to the API server")
+	fs.IntVar(&cfg.MaxConcurrentReconciles, "max-concurrent-reconciles", cfg.MaxConcurrentReconciles, "reconciles run at once, per controller")
+	fs.DurationVar(&cfg.SyncPeriod.Duration, "sync-period", cfg.SyncPeriod.Duration, "how often everything is reconciled even without changes")
+	fs.DurationVar(&cfg.RetryAfter.Duration, "retry-after", cfg.RetryAfter.Duration, "how soon a resource waiting on something outside the operator is looked at again")
+}
+
+// parseConfig reads the defaults, then the --config file over them, then
+// the flags given over that. extra registers flags owned elsewhere (logging).
+func parseConfig(args []string, extra func(*flag.FlagSet)) (operator.Config, error) {
+	// First pass: only to find --config.
+	var file string
+	probe := flag.NewFlagSet("operator", flag.ContinueOnError)
+	probe.SetOutput(io.Discard)
+	scratch := defaults()
+	bind(probe, &scratch, &file)
+	extra(probe)
+	_ = probe.Parse(args) // errors are reported by the second pass
+
+	cfg := defaults()
+	if file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return cfg, err
+		}
+		if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
+			return cfg, fmt.Errorf("%s: %w", file, err)
+		}
+	}
+	fs := flag.NewFlagSet("operator", flag.ContinueOnError)
+	bind(fs, &cfg, &file)
+	extra(fs)
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	switch {
+	case cfg.KubeAPIQPS <= 0 || cfg.KubeAPIBurst <= 0:
+		return cfg, fmt.Errorf("kube-api-qps (%g) and kube-api-burst (%d) must be positive", cfg.KubeAPIQPS, cfg.KubeAPIBurst)
+	case cfg.MaxConcurrentReconciles <= 0:
+		return cfg, fmt.Errorf("max-concurrent-reconciles must be positive, got %d", cfg.MaxConcurrentReconciles)
+	}
+	return cfg, nil
+}

@@ -1,0 +1,114 @@
+// Package operator assembles the controller manager: its cache, clients and
+// every controller. cmd/operator runs it; tests run the same assembly.
+package operator
+
+import (
+	"time"
+
+	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers/provider"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
+)
+
+// Config is the operator's configuration: a YAML file (--config), each
+// field overridable by the flag of the same name.
+type Config struct {
+	// WorkflowNamespace, when set, holds every Provider's shared Tasks and
+	// PipelineRuns; empty runs each Provider's in its own namespace.
+	WorkflowNamespace string `json:"workflowNamespace,omitempty"`
+	// HelperImage holds /kfp-task for the shared Tasks; normally the
+	// operator's own image.
+	HelperImage string `json:"helperImage,omitempty"`
+
+	LeaderElection          bool   `json:"leaderElection,omitempty"`
+	LeaderElectionNamespace string `json:"leaderElectionNamespace,omitempty"`
+	MetricsBindAddress      string `json:"metricsBindAddress,omitempty"`
+	HealthProbeBindAddress  string `json:"healthProbeBindAddress,omitempty"`
+
+	// KubeAPIQPS and KubeAPIBurst limit the operator's requests to the API server.
+	KubeAPIQPS   float32 `json:"kubeAPIQPS,omitempty"`
+	KubeAPIBurst int     `json:"kubeAPIBurst,omitempty"`
+	// MaxConcurrentReconciles per controller.
+	MaxConcurrentReconciles int `json:"maxConcurrentReconciles,omitempty"`
+	// SyncPeriod re-reconciles everything this often, catching drift that
+	// no watch reports.
+	SyncPeriod metav1.Duration `json:"syncPeriod,omitempty"`
+	// RetryAfter is how soon a resource waiting on something outside the
+	// operator (a service account, an image) is looked at again.
+	RetryAfter metav1.Duration `json:"retryAfter,omitempty"`
+
+	// SkipNameValidation lets tests start several managers in one process.
+	SkipNameValidation bool `json:"-"`
+}
+
+// NewManager builds a manager running every controller with cfg. version is
+// recorded on what the operator applies.
+func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manager, error) {
+	restConfig = rest.CopyConfig(restConfig)
+	restConfig.QPS, restConfig.Burst = cfg.KubeAPIQPS, cfg.KubeAPIBurst
+	mgr, err := ctrl.NewManager(restConfig, managerOptions(cfg))
+	if err != nil {
+		return nil, err
+	}
+	providers := &provider.Reconciler{
+		Client:            mgr.GetClient(),
+		APIReader:         mgr.GetAPIReader(),
+		Recorder:          mgr.GetEventRecorder("kfp-tekton-operator"),
+		WorkflowNamespace: cfg.WorkflowNamespace,
+		Version:           version,
+		RetryAfter:        cfg.RetryAfter.Duration,
+	}
+	opts := controller.Options{MaxConcurrentReconciles: cfg.MaxConcurrentReconciles, SkipNameValidation: &cfg.SkipNameValidation}
+	if err := providers.SetupWithManager(mgr, opts); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// managerOptions: the cache holds only what the operator manages (Tasks and
+// PipelineRuns it labelled), without managedFields; service accounts and
+// secrets are read directly, never cached cluster-wide.
+func managerOptions(cfg Config) ctrl.Options {
+	managed := labels.SelectorFromSet(labels.Set{taskdef.LabelManagedBy: taskdef.ManagedBy})
+	var syncPeriod *time.Duration
+	if cfg.SyncPeriod.Duration > 0 {
+		syncPeriod = &cfg.SyncPeriod.Duration
+	}
+	return ctrl.Options{
+		Scheme:                  controllers.NewScheme(),
+		Metrics:                 metricsserver.Options{BindAddress: cfg.MetricsBindAddress},
+		HealthProbeBindAddress:  cfg.HealthProbeBindAddress,
+		LeaderElection:          cfg.LeaderElection,
+		LeaderElectionID:        "kfp-tekton-operator.pipelines.kubeflow.org",
+		LeaderElectionNamespace: cfg.LeaderElectionNamespace,
+		Cache: cache.Options{
+			SyncPeriod:       syncPeriod,
+			DefaultTransform: cache.TransformStripManagedFields(),
+			ByObject: map[client.Object]cache.ByObject{
+				&tektonv1.Task{}:        {Label: managed},
+				&tektonv1.PipelineRun{}: {Label: managed},
+			},
+		},
+		Client: client.Options{Cache: &client.CacheOptions{
+			DisableFor: []client.Object{&corev1.Secret{}, &corev1.ServiceAccount{}},
+		}},
+	}
+}
