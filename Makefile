@@ -4,6 +4,9 @@ SHELL := /usr/bin/env bash -o pipefail
 
 BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
+HELM := $(BIN)/helm
+OPERATOR_CHART := config/helm/kfp-tekton-operator
+PROVIDER_CHART := config/helm/kfp-tekton-provider
 export KUBEBUILDER_ASSETS := $(BIN)
 
 .PHONY: help
@@ -17,8 +20,13 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code.
 	$(CONTROLLER_GEN) object paths=./api/...
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Regenerate CRDs and RBAC under config/, and the shared Tasks under tasks/.
+manifests: $(CONTROLLER_GEN) $(HELM) ## Regenerate CRDs, the chart-rendered kustomize bases, and the shared Tasks.
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
+	rm -f $(OPERATOR_CHART)/crds/*.yaml && cp config/crd/bases/*.yaml $(OPERATOR_CHART)/crds/
+	{ echo "# Rendered from $(OPERATOR_CHART) by make manifests; DO NOT EDIT."; \
+	  $(HELM) template kfp-tekton-operator $(OPERATOR_CHART) --namespace kfp-tekton-operator; } > config/default/operator.yaml
+	{ echo "# Rendered from $(PROVIDER_CHART) with config/provider/values.yaml by make manifests; DO NOT EDIT."; \
+	  $(HELM) template kfp-tekton-provider $(PROVIDER_CHART) --namespace team-a -f config/provider/values.yaml; } > config/provider/provider.yaml
 	go run ./tasks/gen tasks
 
 .PHONY: verify
@@ -49,6 +57,9 @@ cluster-up: envtest-assets ## Start a local control plane with all CRDs; writes 
 .PHONY: cluster-down
 cluster-down: ## Stop the local control plane.
 	./hack/cluster.sh down
+
+$(HELM): hack/tools/helm/go.mod
+	cd hack/tools/helm && go build -trimpath -ldflags "-s -w" -o $(HELM) helm.sh/helm/v4/cmd/helm
 
 $(CONTROLLER_GEN): hack/tools/controller-gen/go.mod
 	cd hack/tools/controller-gen && go build -o $(CONTROLLER_GEN) sigs.k8s.io/controller-tools/cmd/controller-gen
