@@ -67,5 +67,5 @@ $(CONTROLLER_GEN): hack/tools/controller-gen/go.mod
 ##@ Main job
 
 .PHONY: demo
-demo: envtest-assets ## The main job on the local control plane (see README).
+demo: envtest-assets $(HELM) ## The main job on the local control plane (see README).
 	./hack/demo.sh

@@ -31,6 +31,11 @@ up)
   exit 1
   ;;
 down)
+  # The demo's operator, if any, goes first.
+  if [ -f "$bin/operator.pid" ]; then
+    kill "$(cat "$bin/operator.pid")" 2>/dev/null || true
+    rm -f "$bin/operator.pid"
+  fi
   if running; then
     pid=$(cat "$pidfile")
     kill "$pid"

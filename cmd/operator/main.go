@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -18,7 +20,11 @@ var version = "dev"
 
 func main() {
 	zapOpts := zap.Options{}
-	cfg, err := parseConfig(os.Args[1:], zapOpts.BindFlags)
+	var kubeconfig string
+	cfg, err := parseConfig(os.Args[1:], func(fs *flag.FlagSet) {
+		zapOpts.BindFlags(fs)
+		fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file; default: in-cluster, then $KUBECONFIG, then ~/.kube/config")
+	})
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)
 	}
@@ -28,7 +34,7 @@ func main() {
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	log := ctrl.Log.WithName("operator")
-	restConfig, err := ctrl.GetConfig()
+	restConfig, err := restConfigFrom(kubeconfig)
 	if err != nil {
 		log.Error(err, "no Kubernetes configuration")
 		os.Exit(1)
@@ -43,4 +49,11 @@ func main() {
 		log.Error(err, "stopped")
 		os.Exit(1)
 	}
+}
+
+func restConfigFrom(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		return clientcmd.BuildConfigFromFlags("", kubeconfig)
+	}
+	return ctrl.GetConfig()
 }
