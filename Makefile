@@ -43,6 +43,7 @@ test: envtest-assets ## Run every test against a real kube-apiserver and etcd (b
 bench: envtest-assets ## Run the benchmarks and print their figures.
 	go test ./... -run '^$$' -bench . -benchmem
 	go run ./bench/prgen -apps 1000 -versions 10
+	go run ./bench/providers -providers 500 -namespaces 100
 
 ##@ Local control plane
 
