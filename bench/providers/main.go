@@ -181,4 +181,3 @@ func registryWithImage() (string, func(), error) {
 	}
 	return ref, func() { _ = srv.Close() }, err
 }
-
