@@ -27,13 +27,13 @@ manifests: $(CONTROLLER_GEN) $(HELM) ## Regenerate CRDs, the chart-rendered kust
 	  $(HELM) template kfp-tekton-operator $(OPERATOR_CHART) --namespace kfp-tekton-operator; } > config/default/operator.yaml
 	{ echo "# Rendered from $(PROVIDER_CHART) with config/provider/values.yaml by make manifests; DO NOT EDIT."; \
 	  $(HELM) template kfp-tekton-provider $(PROVIDER_CHART) --namespace team-a -f config/provider/values.yaml; } > config/provider/provider.yaml
-	go run ./tasks/gen tasks
+	go run ./tasks/gen
 
 .PHONY: verify
 verify: generate manifests ## Fail if generated files or formatting are out of date.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	go vet ./...
-	@git diff --exit-code -- api config tasks || { echo "generated files are stale: run make generate manifests"; exit 1; }
+	@git diff --exit-code -- api config tasks pipelines || { echo "generated files are stale: run make generate manifests"; exit 1; }
 
 .PHONY: test
 test: envtest-assets ## Run every test against a real kube-apiserver and etcd (builds them on first use).

@@ -23,6 +23,8 @@ func defaults() operator.Config {
 		MaxConcurrentReconciles: 4,
 		SyncPeriod:              metav1.Duration{Duration: 10 * time.Hour},
 		RetryAfter:              metav1.Duration{Duration: time.Minute},
+		RetryBackoffBase:        metav1.Duration{Duration: 10 * time.Second},
+		RetryBackoffMax:         metav1.Duration{Duration: 10 * time.Minute},
 	}
 }
 
@@ -42,6 +44,8 @@ func bind(fs *flag.FlagSet, cfg *operator.Config, file *string) {
 	fs.IntVar(&cfg.KubeAPIBurst, "kube-api-burst", cfg.KubeAPIBurst, "client-side burst of requests to the API server")
 	fs.IntVar(&cfg.MaxConcurrentReconciles, "max-concurrent-reconciles", cfg.MaxConcurrentReconciles, "reconciles run at once, per controller")
 	fs.DurationVar(&cfg.SyncPeriod.Duration, "sync-period", cfg.SyncPeriod.Duration, "how often everything is reconciled even without changes")
+	fs.DurationVar(&cfg.RetryBackoffBase.Duration, "retry-backoff-base", cfg.RetryBackoffBase.Duration, "wait before the first retry of a failed operation; doubled per failure")
+	fs.DurationVar(&cfg.RetryBackoffMax.Duration, "retry-backoff-max", cfg.RetryBackoffMax.Duration, "longest wait between retries of a failed operation")
 	fs.DurationVar(&cfg.RetryAfter.Duration, "retry-after", cfg.RetryAfter.Duration, "how soon a resource waiting on something outside the operator is looked at again")
 }
 

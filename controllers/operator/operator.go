@@ -3,6 +3,7 @@
 package operator
 
 import (
+	"context"
 	"time"
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
@@ -10,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,8 +19,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers/experiment"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers/pipeline"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers/provider"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers/run"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers/runschedule"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
 
@@ -49,6 +57,11 @@ type Config struct {
 	// operator (a service account, an image) is looked at again.
 	RetryAfter metav1.Duration `json:"retryAfter,omitempty"`
 
+	// RetryBackoffBase and RetryBackoffMax space the retries of a failed
+	// operation: doubled per failure, capped.
+	RetryBackoffBase metav1.Duration `json:"retryBackoffBase,omitempty"`
+	RetryBackoffMax  metav1.Duration `json:"retryBackoffMax,omitempty"`
+
 	// SkipNameValidation lets tests start several managers in one process.
 	SkipNameValidation bool `json:"-"`
 }
@@ -73,6 +86,34 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 	opts := controller.Options{MaxConcurrentReconciles: cfg.MaxConcurrentReconciles, SkipNameValidation: &cfg.SkipNameValidation}
 	if err := providers.SetupWithManager(mgr, opts); err != nil {
 		return nil, err
+	}
+	ctx := context.Background()
+	if err := lifecycle.IndexRunOwners(ctx, mgr); err != nil {
+		return nil, err
+	}
+	engine := engineSettings{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("kfp-tekton-operator"),
+		WorkflowNamespace: cfg.WorkflowNamespace, HelperImage: cfg.HelperImage,
+		Backoff:    lifecycle.Backoff{Base: orDefault(cfg.RetryBackoffBase.Duration, 10*time.Second), Max: orDefault(cfg.RetryBackoffMax.Duration, 10*time.Minute)},
+		RetryAfter: orDefault(cfg.RetryAfter.Duration, time.Minute),
+	}
+	for _, setup := range []func() error{
+		func() error {
+			return setupKind(ctx, mgr, engine, pipeline.Kind, func() client.ObjectList { return &pipelinesv1beta1.PipelineList{} }, opts)
+		},
+		func() error {
+			return setupKind(ctx, mgr, engine, experiment.Kind, func() client.ObjectList { return &pipelinesv1beta1.ExperimentList{} }, opts)
+		},
+		func() error {
+			return setupKind(ctx, mgr, engine, runschedule.Kind, func() client.ObjectList { return &pipelinesv1beta1.RunScheduleList{} }, opts)
+		},
+		func() error {
+			return setupKind(ctx, mgr, engine, run.Kind, func() client.ObjectList { return &pipelinesv1beta1.RunList{} }, opts)
+		},
+	} {
+		if err := setup(); err != nil {
+			return nil, err
+		}
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, err
@@ -111,4 +152,31 @@ func managerOptions(cfg Config) ctrl.Options {
 			DisableFor: []client.Object{&corev1.Secret{}, &corev1.ServiceAccount{}},
 		}},
 	}
+}
+
+// engineSettings are what every lifecycle controller shares.
+type engineSettings struct {
+	Client            client.Client
+	APIReader         client.Reader
+	Recorder          events.EventRecorder
+	WorkflowNamespace string
+	HelperImage       string
+	Backoff           lifecycle.Backoff
+	RetryAfter        time.Duration
+}
+
+func setupKind[T lifecycle.Subject](ctx context.Context, mgr ctrl.Manager, s engineSettings, kind lifecycle.Kind[T],
+	list func() client.ObjectList, opts controller.Options) error {
+	r := &lifecycle.Reconciler[T]{
+		Kind: kind, Client: s.Client, APIReader: s.APIReader, Recorder: s.Recorder,
+		WorkflowNamespace: s.WorkflowNamespace, HelperImage: s.HelperImage, Backoff: s.Backoff, RetryAfter: s.RetryAfter,
+	}
+	return r.SetupWithManager(ctx, mgr, list, opts)
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
 }

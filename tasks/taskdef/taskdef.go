@@ -203,3 +203,39 @@ func task(op Operation) *tektonv1.Task {
 		},
 	}
 }
+
+// PipelineTaskName is the name of the single task in an operation's
+// pipeline shape, as `tkn` shows it.
+func (o Operation) PipelineTaskName() string { return o.Kind + "-" + o.Operation }
+
+// Shape is the pipelineSpec the operator embeds in the operation's
+// PipelineRuns: one task running the operation's shared Task, every param
+// passed through, its results raised to the PipelineRun.
+func Shape(o Operation) *tektonv1.PipelineSpec {
+	t := task(o)
+	pt := tektonv1.PipelineTask{
+		Name:    o.PipelineTaskName(),
+		TaskRef: &tektonv1.TaskRef{Name: o.TaskName(), Kind: tektonv1.NamespacedTaskKind},
+	}
+	for _, p := range t.Spec.Params {
+		pt.Params = append(pt.Params, tektonv1.Param{Name: p.Name, Value: *tektonv1.NewStructuredValues("$(params." + p.Name + ")")})
+	}
+	spec := &tektonv1.PipelineSpec{Description: o.What, Params: t.Spec.Params, Tasks: []tektonv1.PipelineTask{pt}}
+	for _, r := range t.Spec.Results {
+		spec.Results = append(spec.Results, tektonv1.PipelineResult{
+			Name: r.Name, Type: tektonv1.ResultsTypeString, Description: r.Description,
+			Value: *tektonv1.NewStructuredValues("$(tasks." + pt.Name + ".results." + r.Name + ")"),
+		})
+	}
+	return spec
+}
+
+// Find returns the operation of kind and operation.
+func Find(kind, operation string) (Operation, bool) {
+	for _, o := range Operations {
+		if o.Kind == kind && o.Operation == operation {
+			return o, true
+		}
+	}
+	return Operation{}, false
+}

@@ -1,0 +1,217 @@
+package lifecycle
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/generator"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/pipelines"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
+)
+
+// resourceInput is the resource as the provider sees it (tasks/README.md).
+type resourceInput struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   resourceMetadata  `json:"metadata"`
+	Spec       json.RawMessage   `json:"spec"`
+	Status     resourceStatusIn  `json:"status"`
+	Version    string            `json:"version"`
+	Extra      map[string]string `json:"extra,omitempty"`
+}
+
+type resourceMetadata struct {
+	Name       string `json:"name"`
+	Namespace  string `json:"namespace"`
+	UID        string `json:"uid"`
+	Generation int64  `json:"generation"`
+}
+
+type resourceStatusIn struct {
+	Provider pipelinesv1beta1.ProviderAndID `json:"provider"`
+}
+
+// providerInput is the Provider's configuration as the provider sees it:
+// its spec with images pinned, and the artifact location resolved for this
+// resource. Secrets are named, never included.
+type providerInput struct {
+	Name               string                        `json:"name"`
+	Namespace          string                        `json:"namespace"`
+	Spec               pipelinesv1beta1.ProviderSpec `json:"spec"`
+	ArtifactRepository *ArtifactLocation             `json:"artifactRepository,omitempty"`
+}
+
+func jsonParam(name string, v any) (tektonv1.Param, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return tektonv1.Param{}, fmt.Errorf("encoding %s: %w", name, err)
+	}
+	return generator.StringParam(name, string(data)), nil
+}
+
+// builders keeps one generator.Builder per operation shape, so Tekton's
+// validation verdicts are remembered across reconciles.
+var builders sync.Map // task name -> *generator.Builder
+
+func builderFor(kind, op string) (*generator.Builder, taskdef.Operation, error) {
+	operation, ok := taskdef.Find(kind, op)
+	if !ok {
+		return nil, operation, fmt.Errorf("no %s operation for kind %s", op, kind)
+	}
+	if b, ok := builders.Load(operation.TaskName()); ok {
+		return b.(*generator.Builder), operation, nil
+	}
+	shape, err := pipelines.Get(operation.TaskName())
+	if err != nil {
+		return nil, operation, err
+	}
+	b, _ := builders.LoadOrStore(operation.TaskName(), generator.NewBuilder(shape))
+	return b.(*generator.Builder), operation, nil
+}
+
+// runRequest is one operation to run for a resource.
+type runRequest struct {
+	obj       Subject
+	kind      string
+	provider  *pipelinesv1beta1.Provider
+	op        string
+	version   string
+	attempt   int
+	namespace string
+	helper    string
+	artifacts *ArtifactLocation
+	extra     tektonv1.Params
+	now       time.Time
+}
+
+// RunName is the deterministic name of a resource's PipelineRun for one
+// attempt at one operation on one version: a retry after a crash finds the
+// run it already created instead of starting a second.
+func RunName(kind string, obj Subject, op, version string, attempt int) string {
+	return generator.Name([]string{kind, obj.GetName(), op},
+		kind, obj.GetNamespace(), obj.GetName(), string(obj.GetUID()), op, version, strconv.Itoa(attempt))
+}
+
+func buildRun(ctx context.Context, req runRequest) (*tektonv1.PipelineRun, error) {
+	builder, _, err := builderFor(req.kind, req.op)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := json.Marshal(specOf(req.obj))
+	if err != nil {
+		return nil, err
+	}
+	gvk := req.obj.GetObjectKind().GroupVersionKind()
+	resource := resourceInput{
+		APIVersion: pipelinesv1beta1.GroupVersion.String(),
+		Kind:       gvk.Kind,
+		Metadata: resourceMetadata{Name: req.obj.GetName(), Namespace: req.obj.GetNamespace(),
+			UID: string(req.obj.GetUID()), Generation: req.obj.GetGeneration()},
+		Spec:    spec,
+		Status:  resourceStatusIn{Provider: req.obj.CommonStatus().Provider},
+		Version: req.version,
+	}
+	pinned := req.provider.Spec.DeepCopy()
+	pinned.Image = req.provider.Status.Image
+	if len(req.provider.Status.Frameworks) == len(pinned.Frameworks) {
+		pinned.Frameworks = req.provider.Status.Frameworks
+	}
+	config := providerInput{Name: req.provider.Name, Namespace: req.provider.Namespace, Spec: *pinned, ArtifactRepository: req.artifacts}
+	resourceParam, err := jsonParam(taskdef.ParamResource, resource)
+	if err != nil {
+		return nil, err
+	}
+	configParam, err := jsonParam(taskdef.ParamProviderConfig, config)
+	if err != nil {
+		return nil, err
+	}
+	params := tektonv1.Params{
+		generator.StringParam(taskdef.ParamHelperImage, req.helper),
+		resourceParam, configParam,
+	}
+	if op, _ := taskdef.Find(req.kind, req.op); op.CallsProvider {
+		params = append(params, generator.StringParam(taskdef.ParamProviderImage, req.provider.Status.Image))
+	}
+	params = append(params, req.extra...)
+
+	pr, err := builder.Build(ctx, generator.Run{
+		Namespace:          req.namespace,
+		Name:               RunName(req.kind, req.obj, req.op, req.version, req.attempt),
+		Labels:             runLabels(req),
+		ServiceAccountName: req.provider.Spec.ServiceAccount,
+		Params:             params,
+	})
+	if err != nil {
+		return nil, err
+	}
+	pr.Annotations = map[string]string{
+		AnnotationOwner:     req.obj.GetNamespace() + "/" + req.obj.GetName(),
+		AnnotationCreatedAt: req.now.UTC().Format(CreatedAtLayout),
+	}
+	// Tekton keeps a tekton.dev/pipeline label it finds on a run only when
+	// generateName is set; the API server ignores generateName beside a name.
+	pr.GenerateName = generator.GenerateNamePrefix(req.kind, req.obj.GetName())
+	if req.namespace == req.obj.GetNamespace() {
+		gvk := req.obj.GetObjectKind().GroupVersionKind()
+		pr.OwnerReferences = []metav1.OwnerReference{{
+			APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: req.obj.GetName(), UID: req.obj.GetUID(),
+			BlockOwnerDeletion: ptr.To(false),
+		}}
+	}
+	return pr, nil
+}
+
+func runLabels(req runRequest) map[string]string {
+	return map[string]string{
+		LabelManagedBy:      ManagedBy,
+		LabelOwnerKind:      req.kind,
+		LabelOwnerName:      generator.LabelValue(req.obj.GetName()),
+		LabelOwnerNamespace: req.obj.GetNamespace(),
+		LabelOwnerUID:       string(req.obj.GetUID()),
+		LabelOperation:      req.op,
+		LabelProvider:       req.provider.Name,
+		LabelProviderNS:     req.provider.Namespace,
+		LabelVersion:        generator.LabelValue(req.version),
+		LabelAttempt:        strconv.Itoa(req.attempt),
+		LabelTektonPipeline: generator.LabelValue(req.kind, req.obj.GetNamespace(), req.obj.GetName()),
+	}
+}
+
+// specOf is the spec field of any user resource.
+func specOf(obj Subject) any {
+	switch o := obj.(type) {
+	case *pipelinesv1beta1.Pipeline:
+		return o.Spec
+	case *pipelinesv1beta1.Run:
+		return o.Spec
+	case *pipelinesv1beta1.RunSchedule:
+		return o.Spec
+	case *pipelinesv1beta1.RunConfiguration:
+		return o.Spec
+	case *pipelinesv1beta1.Experiment:
+		return o.Spec
+	}
+	return nil
+}
+
+// SpecHash is a short, stable hash of v's JSON: the version of specs that
+// have no version of their own.
+func SpecHash(v any) (string, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])[:10], nil
+}

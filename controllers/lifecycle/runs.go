@@ -1,0 +1,127 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	"knative.dev/pkg/apis"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
+)
+
+// runSet is a resource's PipelineRuns, oldest first.
+type runSet []*tektonv1.PipelineRun
+
+// runsOf lists obj's PipelineRuns from the cache, by the owner UID index.
+func (r *Reconciler[T]) runsOf(ctx context.Context, obj Subject, p *pipelinesv1beta1.Provider) (runSet, error) {
+	list := &tektonv1.PipelineRunList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(r.workflowNamespace(p)),
+		client.MatchingFields{IndexOwnerUID: string(obj.GetUID())}); err != nil {
+		return nil, fmt.Errorf("listing PipelineRuns of %s: %w", client.ObjectKeyFromObject(obj), err)
+	}
+	runs := make(runSet, len(list.Items))
+	for i := range list.Items {
+		runs[i] = &list.Items[i]
+	}
+	sort.SliceStable(runs, func(i, j int) bool { return createdAt(runs[i]).Before(createdAt(runs[j])) })
+	return runs, nil
+}
+
+// createdAt is when the controller built the run. The API server's
+// creationTimestamp has whole seconds, too coarse to order a retry after the
+// failure it follows.
+func createdAt(pr *tektonv1.PipelineRun) time.Time {
+	if t, err := time.Parse(CreatedAtLayout, pr.Annotations[AnnotationCreatedAt]); err == nil {
+		return t
+	}
+	return pr.CreationTimestamp.Time
+}
+
+// latest is the newest run of one of ops.
+func (s runSet) latest(ops ...string) *tektonv1.PipelineRun {
+	for i := len(s) - 1; i >= 0; i-- {
+		for _, op := range ops {
+			if s[i].Labels[LabelOperation] == op {
+				return s[i]
+			}
+		}
+	}
+	return nil
+}
+
+// failed are the finished, unsuccessful runs of op at a version (as its
+// label holds it), oldest first.
+func (s runSet) failed(op, versionLabel string) runSet {
+	var out runSet
+	for _, pr := range s {
+		if pr.Labels[LabelOperation] == op && pr.Labels[LabelVersion] == versionLabel && pr.IsDone() && !isSuccess(pr) {
+			out = append(out, pr)
+		}
+	}
+	return out
+}
+
+// succeeded returns the backend id of a run that succeeded without a
+// provider error.
+func succeeded(pr *tektonv1.PipelineRun) (string, bool) {
+	if !isSuccess(pr) {
+		return "", false
+	}
+	return result(pr, taskdef.ResultProviderID), true
+}
+
+func isSuccess(pr *tektonv1.PipelineRun) bool {
+	c := pr.Status.GetCondition(apis.ConditionSucceeded)
+	return c != nil && c.IsTrue() && result(pr, taskdef.ResultProviderError) == ""
+}
+
+func result(pr *tektonv1.PipelineRun, name string) string {
+	for _, res := range pr.Status.Results {
+		if res.Name == name {
+			return res.Value.StringVal
+		}
+	}
+	return ""
+}
+
+func finishedAt(pr *tektonv1.PipelineRun) time.Time {
+	if pr.Status.CompletionTime != nil {
+		return pr.Status.CompletionTime.Time
+	}
+	if c := pr.Status.GetCondition(apis.ConditionSucceeded); c != nil {
+		return c.LastTransitionTime.Inner.Time
+	}
+	return pr.CreationTimestamp.Time
+}
+
+// failureMessage says why a finished run failed: the provider's own error,
+// or which task failed and Tekton's words for it.
+func (r *Reconciler[T]) failureMessage(ctx context.Context, pr *tektonv1.PipelineRun) string {
+	if msg := result(pr, taskdef.ResultProviderError); msg != "" {
+		return fmt.Sprintf("provider error (PipelineRun %s/%s): %s", pr.Namespace, pr.Name, msg)
+	}
+	var why []string
+	for _, child := range pr.Status.ChildReferences {
+		if child.Kind != "TaskRun" {
+			continue
+		}
+		tr := &tektonv1.TaskRun{}
+		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: pr.Namespace, Name: child.Name}, tr); err != nil {
+			continue
+		}
+		if c := tr.Status.GetCondition(apis.ConditionSucceeded); c != nil && c.IsFalse() {
+			why = append(why, fmt.Sprintf("task %s failed: %s", child.PipelineTaskName, c.Message))
+		}
+	}
+	c := pr.Status.GetCondition(apis.ConditionSucceeded)
+	if len(why) == 0 && c != nil {
+		why = append(why, c.Message)
+	}
+	return fmt.Sprintf("PipelineRun %s/%s failed: %s", pr.Namespace, pr.Name, strings.Join(why, "; "))
+}
