@@ -26,6 +26,7 @@ import (
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers/pipeline"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers/provider"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers/run"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers/runconfiguration"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers/runschedule"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
@@ -109,6 +110,10 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 		},
 		func() error {
 			return setupKind(ctx, mgr, engine, run.Kind, func() client.ObjectList { return &pipelinesv1beta1.RunList{} }, opts)
+		},
+		func() error {
+			rc := &runconfiguration.Reconciler{Client: mgr.GetClient(), RetryAfter: engine.RetryAfter}
+			return rc.SetupWithManager(ctx, mgr, opts)
 		},
 	} {
 		if err := setup(); err != nil {
