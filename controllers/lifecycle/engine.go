@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
@@ -77,7 +78,21 @@ type Reconciler[T Subject] struct {
 	// RetryAfter is how soon a resource blocked on something outside the
 	// operator (a missing provider) is looked at again.
 	RetryAfter time.Duration
-	Now        func() time.Time
+	// ConfigMapTTL bounds how stale an artifact repository ConfigMap may be
+	// (default 10 s): edits reach new operations within it.
+	ConfigMapTTL time.Duration
+	Now          func() time.Time
+
+	configMapsOnce sync.Once
+	configMapCache *configMapReader
+}
+
+// configMaps reads artifact repository ConfigMaps through a short-lived
+// cache: a burst of resources in one namespace costs one request, without
+// watching every ConfigMap in the cluster.
+func (r *Reconciler[T]) configMaps() client.Reader {
+	r.configMapsOnce.Do(func() { r.configMapCache = newConfigMapReader(r.APIReader, r.configMapTTL(), r.now) })
+	return r.configMapCache
 }
 
 // Reconcile synchronises one resource with its backend.
@@ -134,11 +149,12 @@ func (r *Reconciler[T]) synchronize(ctx context.Context, obj T) (ctrl.Result, er
 	}
 	latest := runs.latest(OpCreate, OpUpdate)
 	if latest != nil && !latest.IsDone() {
-		msg := fmt.Sprintf("PipelineRun %s/%s is running", latest.Namespace, latest.Name)
-		if failures := runs.failed(latest.Labels[LabelOperation], latest.Labels[LabelVersion]); len(failures) > 0 {
-			msg += fmt.Sprintf(" (attempt %d; the previous one: %s)", len(failures)+1, r.failureMessage(ctx, failures[len(failures)-1]))
+		failures := runs.failed(latest.Labels[LabelOperation], latest.Labels[LabelVersion])
+		previous := ""
+		if len(failures) > 0 {
+			previous = r.failureMessage(ctx, failures[len(failures)-1])
 		}
-		r.progressing(obj, operationState(latest.Labels[LabelOperation]), msg)
+		r.progressing(obj, operationState(latest.Labels[LabelOperation]), runningMessage(latest, len(failures), previous))
 		return ctrl.Result{}, nil
 	}
 	if latest != nil {
@@ -182,7 +198,7 @@ func (r *Reconciler[T]) runOperation(ctx context.Context, obj T, provider *pipel
 	var artifacts *ArtifactLocation
 	if r.Kind.ArtifactRef != nil {
 		var err error
-		if artifacts, err = resolveArtifacts(ctx, r.APIReader, obj.GetNamespace(), r.Kind.ArtifactRef(obj), provider); err != nil {
+		if artifacts, err = resolveArtifacts(ctx, r.configMaps(), obj.GetNamespace(), r.Kind.ArtifactRef(obj), provider); err != nil {
 			return r.blocked(obj, err)
 		}
 	}
@@ -202,12 +218,18 @@ func (r *Reconciler[T]) runOperation(ctx context.Context, obj T, provider *pipel
 	if err := r.Client.Create(ctx, pr); err != nil && !apierrors.IsAlreadyExists(err) {
 		return ctrl.Result{}, fmt.Errorf("creating PipelineRun %s/%s: %w", pr.Namespace, pr.Name, err)
 	}
-	msg := fmt.Sprintf("PipelineRun %s/%s started for version %s", pr.Namespace, pr.Name, version)
-	if previous != "" {
-		msg += fmt.Sprintf(" (attempt %d; the previous one: %s)", len(failures)+1, previous)
-	}
-	r.progressing(obj, operationState(op), msg)
+	r.progressing(obj, operationState(op), runningMessage(pr, len(failures), previous))
 	return ctrl.Result{}, nil
+}
+
+// runningMessage is the same whether the run was just created or is seen
+// running later, so the reconcile its creation triggers writes nothing.
+func runningMessage(pr *tektonv1.PipelineRun, failures int, previous string) string {
+	msg := fmt.Sprintf("PipelineRun %s/%s is running (version %s)", pr.Namespace, pr.Name, pr.Labels[LabelVersion])
+	if failures > 0 {
+		msg += fmt.Sprintf(" (attempt %d; the previous one: %s)", failures+1, previous)
+	}
+	return msg
 }
 
 // finalize deletes the resource from the backend, then releases it. done
@@ -274,6 +296,13 @@ func (r *Reconciler[T]) finalize(ctx context.Context, obj T) (ctrl.Result, bool,
 	}
 	r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, string(pipelinesv1beta1.StateDeleted), "Delete", "deleted from the backend")
 	return ctrl.Result{}, true, nil
+}
+
+func (r *Reconciler[T]) configMapTTL() time.Duration {
+	if r.ConfigMapTTL > 0 {
+		return r.ConfigMapTTL
+	}
+	return defaultConfigMapTTL
 }
 
 func (r *Reconciler[T]) workflowNamespace(p *pipelinesv1beta1.Provider) string {

@@ -49,10 +49,11 @@ func startOperatorWithBackoff(t *testing.T, backoff time.Duration) {
 	mgr, err := operator.NewManager(cp.Config, operator.Config{
 		MetricsBindAddress: "0", HealthProbeBindAddress: "0", KubeAPIQPS: 500, KubeAPIBurst: 1000,
 		MaxConcurrentReconciles: 2, HelperImage: "example.com/kfp-tekton-operator:test",
-		RetryAfter:         metav1.Duration{Duration: 200 * time.Millisecond},
-		RetryBackoffBase:   metav1.Duration{Duration: backoff},
-		RetryBackoffMax:    metav1.Duration{Duration: 2 * backoff},
-		SkipNameValidation: true,
+		RetryAfter:            metav1.Duration{Duration: 200 * time.Millisecond},
+		RetryBackoffBase:      metav1.Duration{Duration: backoff},
+		RetryBackoffMax:       metav1.Duration{Duration: 2 * backoff},
+		ArtifactRepositoryTTL: metav1.Duration{Duration: 100 * time.Millisecond},
+		SkipNameValidation:    true,
 	}, "test")
 	require.NoError(t, err)
 	runCtx, cancel := context.WithCancel(ctx)

@@ -3,6 +3,7 @@ package lifecycle_test
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -182,6 +183,7 @@ func TestArtifactRepositoryResolution(t *testing.T) {
 			"empty":  "archiveLogs: true\n",
 		}}
 	require.NoError(t, cp.Client.Create(ctx, cm))
+	time.Sleep(200 * time.Millisecond) // past the operator's ConfigMap TTL (100 ms here)
 	got, _ = location(t, newPipeline(f.ns, "namespace-default"))
 	assert.Equal(t, "namespace", got.Source)
 	assert.Equal(t, "s3://team-bucket/artifacts", got.Location)

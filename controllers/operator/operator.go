@@ -62,6 +62,9 @@ type Config struct {
 	// operation: doubled per failure, capped.
 	RetryBackoffBase metav1.Duration `json:"retryBackoffBase,omitempty"`
 	RetryBackoffMax  metav1.Duration `json:"retryBackoffMax,omitempty"`
+	// ArtifactRepositoryTTL bounds how stale a namespace's
+	// artifact-repositories ConfigMap may be when a run is built (default 10 s).
+	ArtifactRepositoryTTL metav1.Duration `json:"artifactRepositoryTTL,omitempty"`
 
 	// SkipNameValidation lets tests start several managers in one process.
 	SkipNameValidation bool `json:"-"`
@@ -95,8 +98,9 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 	engine := engineSettings{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("kfp-tekton-operator"),
 		WorkflowNamespace: cfg.WorkflowNamespace, HelperImage: cfg.HelperImage,
-		Backoff:    lifecycle.Backoff{Base: orDefault(cfg.RetryBackoffBase.Duration, 10*time.Second), Max: orDefault(cfg.RetryBackoffMax.Duration, 10*time.Minute)},
-		RetryAfter: orDefault(cfg.RetryAfter.Duration, time.Minute),
+		Backoff:      lifecycle.Backoff{Base: orDefault(cfg.RetryBackoffBase.Duration, 10*time.Second), Max: orDefault(cfg.RetryBackoffMax.Duration, 10*time.Minute)},
+		RetryAfter:   orDefault(cfg.RetryAfter.Duration, time.Minute),
+		ConfigMapTTL: cfg.ArtifactRepositoryTTL.Duration,
 	}
 	for _, setup := range []func() error{
 		func() error {
@@ -168,6 +172,7 @@ type engineSettings struct {
 	HelperImage       string
 	Backoff           lifecycle.Backoff
 	RetryAfter        time.Duration
+	ConfigMapTTL      time.Duration
 }
 
 func setupKind[T lifecycle.Subject](ctx context.Context, mgr ctrl.Manager, s engineSettings, kind lifecycle.Kind[T],
@@ -175,6 +180,7 @@ func setupKind[T lifecycle.Subject](ctx context.Context, mgr ctrl.Manager, s eng
 	r := &lifecycle.Reconciler[T]{
 		Kind: kind, Client: s.Client, APIReader: s.APIReader, Recorder: s.Recorder,
 		WorkflowNamespace: s.WorkflowNamespace, HelperImage: s.HelperImage, Backoff: s.Backoff, RetryAfter: s.RetryAfter,
+		ConfigMapTTL: s.ConfigMapTTL,
 	}
 	return r.SetupWithManager(ctx, mgr, list, opts)
 }

@@ -1,0 +1,327 @@
+// Command pipelines-bench measures the resource controllers on the local
+// control plane, with the operator built and run as its own process:
+//
+//   - N Pipelines applied → time until N PipelineRuns exist, as a ratio to
+//     the time the same client settings need to create N PipelineRuns
+//     directly against the same API server in the same run (1.0 = as fast
+//     as creating them by hand);
+//   - every PipelineRun then finished as Tekton would → time until every
+//     Pipeline is Ready;
+//   - the operator's peak RSS (VmHWM).
+//
+// It prints figures and asserts nothing.
+//
+//	go run ./bench/pipelines -pipelines 1000
+//	go run ./bench/pipelines -pipelines 10000 -skip-direct
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/crane"
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"knative.dev/pkg/apis"
+	duckv1 "knative.dev/pkg/apis/duck/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/generator"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/hack/controlplane"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/pipelines"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
+)
+
+const qps = 200 // the operator's client limit, and the direct client's
+
+func main() {
+	n := flag.Int("pipelines", 1000, "Pipelines to apply")
+	skipDirect := flag.Bool("skip-direct", false, "skip the direct-creation baseline")
+	flag.Parse()
+	if err := run(*n, *skipDirect); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func run(n int, skipDirect bool) error {
+	ctx := context.Background()
+	cp, err := controlplane.Start()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = cp.Stop() }()
+	host, stopRegistry, err := registryWith("bench/provider:v1", "bench/compiler:v1")
+	if err != nil {
+		return err
+	}
+	defer stopRegistry()
+
+	ns := "bench"
+	for _, obj := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "kfp-provider"}},
+	} {
+		if err := cp.Client.Create(ctx, obj); err != nil {
+			return err
+		}
+	}
+	// The same client settings for the direct baseline as the operator gets.
+	clientCfg := rest.CopyConfig(cp.Config)
+	clientCfg.QPS, clientCfg.Burst = qps, 2*qps
+	direct, err := client.New(clientCfg, client.Options{Scheme: controllers.NewScheme()})
+	if err != nil {
+		return err
+	}
+	var directTime time.Duration
+	if !skipDirect {
+		if directTime, err = createDirectly(ctx, direct, ns, n); err != nil {
+			return err
+		}
+	}
+
+	operator, peakRSS, err := startOperator(cp, host)
+	if err != nil {
+		return err
+	}
+	defer operator()
+
+	provider := &pipelinesv1beta1.Provider{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "kfp"},
+		Spec: pipelinesv1beta1.ProviderSpec{Image: host + "/bench/provider:v1", ServiceAccount: "kfp-provider",
+			Frameworks: []pipelinesv1beta1.Framework{{Name: "tfx", Image: host + "/bench/compiler:v1"}}}}
+	if err := cp.Client.Create(ctx, provider); err != nil {
+		return err
+	}
+	if err := waitFor(5*time.Minute, func() (bool, error) {
+		err := cp.Client.Get(ctx, client.ObjectKeyFromObject(provider), provider)
+		return err == nil && meta.IsStatusConditionTrue(provider.Status.Conditions, pipelinesv1beta1.ConditionReady), nil
+	}); err != nil {
+		return fmt.Errorf("provider: %w", err)
+	}
+
+	start := time.Now()
+	if err := parallel(n, func(i int) error {
+		return direct.Create(ctx, &pipelinesv1beta1.Pipeline{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("p-%d", i)},
+			Spec: pipelinesv1beta1.PipelineSpec{Provider: "kfp", Image: fmt.Sprintf("example.com/p-%d:1.0", i),
+				Framework: pipelinesv1beta1.PipelineFramework{Name: "tfx"}},
+		})
+	}); err != nil {
+		return err
+	}
+	applied := time.Since(start)
+	managed := client.MatchingLabels{lifecycle.LabelOwnerKind: "pipeline"}
+	if err := waitFor(30*time.Minute, func() (bool, error) {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(tektonv1.SchemeGroupVersion.WithKind("PipelineRunList"))
+		err := cp.Client.List(ctx, list, client.InNamespace(ns), managed)
+		return err == nil && len(list.Items) >= n, err
+	}); err != nil {
+		return err
+	}
+	toRuns := time.Since(start)
+
+	runs := &tektonv1.PipelineRunList{}
+	if err := cp.Client.List(ctx, runs, client.InNamespace(ns), managed); err != nil {
+		return err
+	}
+	finishStart := time.Now()
+	if err := parallel(len(runs.Items), func(i int) error { return finish(ctx, cp.Client, &runs.Items[i]) }); err != nil {
+		return err
+	}
+	finished := time.Since(finishStart)
+	if err := waitFor(30*time.Minute, func() (bool, error) {
+		list := &pipelinesv1beta1.PipelineList{}
+		if err := cp.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		ready := 0
+		for _, p := range list.Items {
+			if meta.IsStatusConditionTrue(p.Status.Conditions, pipelinesv1beta1.ConditionReady) {
+				ready++
+			}
+		}
+		return ready == n, nil
+	}); err != nil {
+		return err
+	}
+	toReady := time.Since(finishStart)
+
+	fmt.Printf("pipelines:                   %d (operator: own process, client limit %d qps, 4 concurrent reconciles)\n", n, qps)
+	if !skipDirect {
+		fmt.Printf("direct: %d PipelineRuns:   %v\n", n, directTime.Round(time.Millisecond))
+	}
+	fmt.Printf("applied %d Pipelines in:     %v\n", n, applied.Round(time.Millisecond))
+	fmt.Printf("until %d PipelineRuns exist: %v", n, toRuns.Round(time.Millisecond))
+	if !skipDirect {
+		fmt.Printf("  (ratio direct/operator: %.2f)", directTime.Seconds()/toRuns.Seconds())
+	}
+	fmt.Println()
+	fmt.Printf("runs finished (status patched like Tekton) in %v; all Pipelines Ready %v after that\n",
+		finished.Round(time.Millisecond), toReady.Round(time.Millisecond))
+	fmt.Printf("operator peak RSS:           %d MiB\n", peakRSS()/1024)
+	return nil
+}
+
+// createDirectly creates n PipelineRuns of the pipeline-create shape, as the
+// operator would, with the same client settings: the baseline.
+func createDirectly(ctx context.Context, c client.Client, ns string, n int) (time.Duration, error) {
+	shape, err := pipelines.Get("kfp-pipeline-create")
+	if err != nil {
+		return 0, err
+	}
+	b := generator.NewBuilder(shape)
+	prs := make([]*tektonv1.PipelineRun, n)
+	for i := range prs {
+		var params tektonv1.Params
+		for _, p := range shape.Params {
+			params = append(params, generator.StringParam(p.Name, `{"bench":"`+strconv.Itoa(i)+`"}`))
+		}
+		if prs[i], err = b.Build(ctx, generator.Run{Namespace: ns, Name: fmt.Sprintf("direct-%d", i),
+			Labels: map[string]string{"bench": "direct"}, Params: params}); err != nil {
+			return 0, err
+		}
+	}
+	start := time.Now()
+	err = parallel(n, func(i int) error { return c.Create(ctx, prs[i]) })
+	return time.Since(start), err
+}
+
+func finish(ctx context.Context, c client.Client, pr *tektonv1.PipelineRun) error {
+	now := metav1.Now()
+	pr.Status.Conditions = duckv1.Conditions{{Type: apis.ConditionSucceeded, Status: corev1.ConditionTrue, Reason: "Succeeded",
+		LastTransitionTime: apis.VolatileTime{Inner: now}}}
+	pr.Status.StartTime, pr.Status.CompletionTime = &now, &now
+	pr.Status.Results = []tektonv1.PipelineRunResult{{Name: taskdef.ResultProviderID, Value: *tektonv1.NewStructuredValues("id-" + pr.Name)}}
+	return c.Status().Update(ctx, pr)
+}
+
+// parallel runs fn for 0..n-1 on 16 workers.
+func parallel(n int, fn func(int) error) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	next := make(chan int)
+	for w := 0; w < 16; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := fn(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return first
+}
+
+func waitFor(limit time.Duration, done func() (bool, error)) error {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		ok, err := done()
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("not done after %v", limit)
+}
+
+// startOperator builds cmd/operator and runs it against the control plane;
+// peakRSS reads its high-water mark (KiB) from /proc.
+func startOperator(cp *controlplane.ControlPlane, registryHost string) (stop func(), peakRSS func() int, err error) {
+	dir, err := os.MkdirTemp("", "pipelines-bench")
+	if err != nil {
+		return nil, nil, err
+	}
+	bin := filepath.Join(dir, "operator")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/operator")
+	build.Dir = controlplane.RepoRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, nil, fmt.Errorf("building the operator: %v: %s", err, out)
+	}
+	kubeconfig, err := cp.AdminKubeconfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	kubeconfigPath := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfigPath, kubeconfig, 0o600); err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.Command(bin, "--kubeconfig", kubeconfigPath, "--metrics-bind-address", "0", "--health-probe-bind-address", "127.0.0.1:0",
+		"--kube-api-qps", strconv.Itoa(qps), "--kube-api-burst", strconv.Itoa(2*qps), "--helper-image", registryHost+"/bench/provider:v1",
+		"--zap-log-level", "error")
+	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	peak := func() int {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+		if err != nil {
+			return 0
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(line, "VmHWM:") {
+				kb, _ := strconv.Atoi(strings.Fields(line)[1])
+				return kb
+			}
+		}
+		return 0
+	}
+	return func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); _ = os.RemoveAll(dir) }, peak, nil
+}
+
+func registryWith(refs ...string) (string, func(), error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: registry.New(registry.Logger(log.New(io.Discard, "", 0))), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	host := l.Addr().String()
+	for _, ref := range refs {
+		img, err := random.Image(256, 1)
+		if err == nil {
+			err = crane.Push(img, host+"/"+ref)
+		}
+		if err != nil {
+			return "", nil, err
+		}
+	}
+	return host, func() { _ = srv.Close() }, nil
+}
