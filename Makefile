@@ -44,6 +44,7 @@ bench: envtest-assets ## Run the benchmarks and print their figures.
 	go test ./... -run '^$$' -bench . -benchmem
 	go run ./bench/prgen -apps 1000 -versions 10
 	go run ./bench/providers -providers 500 -namespaces 100
+	go run ./bench/pipelines -pipelines 1000
 
 ##@ Local control plane
 

@@ -154,7 +154,7 @@ func managerOptions(cfg Config) ctrl.Options {
 			DefaultTransform: cache.TransformStripManagedFields(),
 			ByObject: map[client.Object]cache.ByObject{
 				&tektonv1.Task{}:        {Label: managed},
-				&tektonv1.PipelineRun{}: {Label: managed},
+				&tektonv1.PipelineRun{}: {Label: managed, Transform: slimRun},
 			},
 		},
 		Client: client.Options{Cache: &client.CacheOptions{
@@ -190,4 +190,24 @@ func orDefault(d, def time.Duration) time.Duration {
 		return d
 	}
 	return def
+}
+
+// slimRun keeps in the cache only what the controllers read from a
+// PipelineRun: metadata, spec.status, conditions, times, results and child
+// references. The embedded pipelineSpec, params and Tekton's copy of the
+// spec in status are most of each object, and 10,000 of them would be most
+// of the operator's memory.
+func slimRun(obj any) (any, error) {
+	pr, ok := obj.(*tektonv1.PipelineRun)
+	if !ok {
+		return obj, nil
+	}
+	pr.ManagedFields = nil
+	pr.Spec.PipelineSpec = nil
+	pr.Spec.Params = nil
+	pr.Spec.Workspaces = nil
+	pr.Status.PipelineSpec = nil
+	pr.Status.Provenance = nil
+	pr.Status.SpanContext = nil
+	return pr, nil
 }
