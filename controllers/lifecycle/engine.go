@@ -273,7 +273,12 @@ func (r *Reconciler[T]) finalize(ctx context.Context, obj T) (ctrl.Result, bool,
 		if status.Provider.ID != "" && obj.GetAnnotations()[AnnotationSkipBackendDeletion] != "true" {
 			if deleted := runs.latest(OpDelete); deleted == nil || !deleted.IsDone() || !isSuccess(deleted) {
 				if deleted != nil && !deleted.IsDone() {
-					r.progressing(obj, pipelinesv1beta1.StateDeleting, fmt.Sprintf("PipelineRun %s/%s is deleting it from the backend", deleted.Namespace, deleted.Name))
+					failures := runs.failed(OpDelete, deleted.Labels[LabelVersion])
+					previous := ""
+					if len(failures) > 0 {
+						previous = r.failureMessage(ctx, failures[len(failures)-1])
+					}
+					r.progressing(obj, pipelinesv1beta1.StateDeleting, runningMessage(deleted, len(failures), previous))
 					return ctrl.Result{}, false, nil
 				}
 				result, err := r.runOperation(ctx, obj, provider, runs, OpDelete, status.Version)
