@@ -20,9 +20,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,9 +28,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/crane"
-	"github.com/google/go-containerregistry/pkg/registry"
-	"github.com/google/go-containerregistry/pkg/v1/random"
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -48,6 +42,7 @@ import (
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/generator"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/hack/controlplane"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/hack/testregistry"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/pipelines"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
@@ -71,7 +66,7 @@ func run(n int, skipDirect bool) error {
 		return err
 	}
 	defer func() { _ = cp.Stop() }()
-	host, stopRegistry, err := registryWith("bench/provider:v1", "bench/compiler:v1")
+	host, stopRegistry, err := testregistry.Serve("bench/provider:v1", "bench/compiler:v1")
 	if err != nil {
 		return err
 	}
@@ -304,24 +299,4 @@ func startOperator(cp *controlplane.ControlPlane, registryHost string) (stop fun
 		return 0
 	}
 	return func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); _ = os.RemoveAll(dir) }, peak, nil
-}
-
-func registryWith(refs ...string) (string, func(), error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: registry.New(registry.Logger(log.New(io.Discard, "", 0))), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(l) }()
-	host := l.Addr().String()
-	for _, ref := range refs {
-		img, err := random.Image(256, 1)
-		if err == nil {
-			err = crane.Push(img, host+"/"+ref)
-		}
-		if err != nil {
-			return "", nil, err
-		}
-	}
-	return host, func() { _ = srv.Close() }, nil
 }

@@ -11,8 +11,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log"
-	"net"
 	"net/http"
 	"os"
 	"runtime"
@@ -20,9 +18,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/crane"
-	"github.com/google/go-containerregistry/pkg/registry"
-	"github.com/google/go-containerregistry/pkg/v1/random"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,6 +28,7 @@ import (
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers/operator"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/hack/controlplane"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/hack/testregistry"
 )
 
 func main() {
@@ -65,11 +61,12 @@ func run(nProviders, nNamespaces, concurrency int, qps float32) error {
 		return err
 	}
 	defer func() { _ = cp.Stop() }()
-	image, stop, err := registryWithImage()
+	host, stop, err := testregistry.Serve("bench/provider:v1")
 	if err != nil {
 		return err
 	}
 	defer stop()
+	image := host + "/bench/provider:v1"
 
 	ctx := context.Background()
 	for i := 0; i < nNamespaces; i++ {
@@ -165,19 +162,4 @@ func sampleHeap(peak *atomic.Uint64) func() {
 		}
 	}()
 	return func() { close(done); wg.Wait() }
-}
-
-func registryWithImage() (string, func(), error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: registry.New(registry.Logger(log.New(io.Discard, "", 0))), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(l) }()
-	ref := l.Addr().String() + "/bench/provider:v1"
-	img, err := random.Image(256, 1)
-	if err == nil {
-		err = crane.Push(img, ref)
-	}
-	return ref, func() { _ = srv.Close() }, err
 }

@@ -8,21 +8,13 @@ package main
 import (
 	"flag"
 	"fmt"
-	"io"
-	"log"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
-	"time"
-
-	"github.com/google/go-containerregistry/pkg/crane"
-	"github.com/google/go-containerregistry/pkg/registry"
-	"github.com/google/go-containerregistry/pkg/v1/random"
 
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/hack/controlplane"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/hack/testregistry"
 )
 
 func main() {
@@ -39,7 +31,7 @@ func run(kubeconfigPath, registryPath string) error {
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
 
-	host, stopRegistry, err := startRegistry()
+	host, stopRegistry, err := testregistry.Serve(demoImages...)
 	if err != nil {
 		return err
 	}
@@ -79,25 +71,3 @@ func run(kubeconfigPath, registryPath string) error {
 // demoImages are pushed to the local registry so Providers on the local
 // control plane can resolve their images to digests without the internet.
 var demoImages = []string{"demo/provider:0.1.0", "demo/compiler-tfx:0.1.0", "demo/operator:0.1.0"}
-
-// startRegistry serves an OCI registry on 127.0.0.1 holding demoImages.
-func startRegistry() (string, func(), error) {
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: registry.New(registry.Logger(log.New(io.Discard, "", 0))), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(listener) }()
-	host := listener.Addr().String()
-	for _, ref := range demoImages {
-		img, err := random.Image(1024, 1)
-		if err == nil {
-			err = crane.Push(img, host+"/"+ref)
-		}
-		if err != nil {
-			_ = srv.Close()
-			return "", nil, fmt.Errorf("pushing %s to the local registry: %w", ref, err)
-		}
-	}
-	return host, func() { _ = srv.Close() }, nil
-}

@@ -1,20 +1,55 @@
-// Package testregistry serves an in-process OCI registry on 127.0.0.1 for
-// tests that resolve image digests.
+// Package testregistry serves an in-process OCI registry on 127.0.0.1, for
+// tests, benchmarks and the local control plane to resolve image digests
+// without the internet.
 package testregistry
 
 import (
+	"fmt"
 	"io"
 	"log"
-	"net/http/httptest"
-	"strings"
+	"net"
+	"net/http"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/crane"
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 )
 
-// Registry is a running registry.
+// Serve starts a registry on 127.0.0.1 holding a random image under each of
+// refs ("team/provider:v1"), and returns its host and how to stop it.
+func Serve(refs ...string) (host string, stop func(), err error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: registry.New(registry.Logger(log.New(io.Discard, "", 0))), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	host = l.Addr().String()
+	stop = func() { _ = srv.Close() }
+	for _, ref := range refs {
+		if _, err := push(host, ref); err != nil {
+			stop()
+			return "", nil, fmt.Errorf("pushing %s: %w", ref, err)
+		}
+	}
+	return host, stop, nil
+}
+
+func push(host, repoAndTag string) (digest string, err error) {
+	img, err := random.Image(256, 1)
+	if err != nil {
+		return "", err
+	}
+	if err := crane.Push(img, host+"/"+repoAndTag); err != nil {
+		return "", err
+	}
+	d, err := img.Digest()
+	return d.String(), err
+}
+
+// Registry is a registry serving one test.
 type Registry struct {
 	// Host is "127.0.0.1:port".
 	Host string
@@ -24,26 +59,21 @@ type Registry struct {
 // Start serves a registry until the test ends.
 func Start(t testing.TB) *Registry {
 	t.Helper()
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	return &Registry{Host: strings.TrimPrefix(srv.URL, "http://"), t: t}
+	host, stop, err := Serve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return &Registry{Host: host, t: t}
 }
 
-// Push pushes a random image as repoAndTag ("team/provider:v1") and returns
-// its full reference and digest.
+// Push pushes a random image as repoAndTag and returns its full reference
+// and digest.
 func (r *Registry) Push(repoAndTag string) (ref, digest string) {
 	r.t.Helper()
-	img, err := random.Image(256, 1)
+	digest, err := push(r.Host, repoAndTag)
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	ref = r.Host + "/" + repoAndTag
-	if err := crane.Push(img, ref); err != nil {
-		r.t.Fatal(err)
-	}
-	d, err := img.Digest()
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	return ref, d.String()
+	return r.Host + "/" + repoAndTag, digest
 }
