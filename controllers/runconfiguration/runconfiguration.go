@@ -197,7 +197,11 @@ func (r *Reconciler) createRun(ctx context.Context, rc *pipelinesv1beta1.RunConf
 
 func setReady(rc *pipelinesv1beta1.RunConfiguration, status metav1.ConditionStatus, reason, message string) {
 	state := pipelinesv1beta1.StateSucceeded
-	if status != metav1.ConditionTrue {
+	switch {
+	case status == metav1.ConditionTrue:
+	case rc.Status.Version == "":
+		state = pipelinesv1beta1.StateCreating
+	default:
 		state = pipelinesv1beta1.StateUpdating
 	}
 	for _, c := range []metav1.Condition{
