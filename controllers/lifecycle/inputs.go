@@ -104,7 +104,7 @@ func RunName(kind string, obj Subject, op, version string, attempt int) string {
 }
 
 func buildRun(ctx context.Context, req runRequest) (*tektonv1.PipelineRun, error) {
-	builder, _, err := builderFor(req.kind, req.op)
+	builder, operation, err := builderFor(req.kind, req.op)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func buildRun(ctx context.Context, req runRequest) (*tektonv1.PipelineRun, error
 		generator.StringParam(taskdef.ParamHelperImage, req.helper),
 		resourceParam, configParam,
 	}
-	if op, _ := taskdef.Find(req.kind, req.op); op.CallsProvider {
+	if operation.CallsProvider {
 		params = append(params, generator.StringParam(taskdef.ParamProviderImage, req.provider.Status.Image))
 	}
 	params = append(params, req.extra...)
