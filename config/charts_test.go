@@ -58,15 +58,7 @@ func helm(t *testing.T, args ...string) string {
 
 func kubectl(t *testing.T, stdin string, args ...string) (string, error) {
 	t.Helper()
-	kubeconfig, err := cp.AdminKubeconfig()
-	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, os.WriteFile(path, kubeconfig, 0o600))
-	cmd := exec.Command("kubectl", append([]string{"--kubeconfig", path}, args...)...)
-	cmd.Dir = root()
-	cmd.Stdin = strings.NewReader(stdin)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return cp.Kubectl(t, stdin, args...)
 }
 
 func ensureNamespace(t *testing.T, name string) {

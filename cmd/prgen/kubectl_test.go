@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -25,15 +23,9 @@ func TestMain(m *testing.M) { os.Exit(controlplane.RunTests(m, &cp)) }
 // kubectl runs the real kubectl against the test control plane.
 func kubectl(t *testing.T, stdin string, args ...string) string {
 	t.Helper()
-	kubeconfig, err := cp.AdminKubeconfig()
-	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, os.WriteFile(path, kubeconfig, 0o600))
-	cmd := exec.Command("kubectl", append([]string{"--kubeconfig", path}, args...)...)
-	cmd.Stdin = strings.NewReader(stdin)
-	out, err := cmd.CombinedOutput()
+	out, err := cp.Kubectl(t, stdin, args...)
 	require.NoError(t, err, "kubectl %v: %s", args, out)
-	return string(out)
+	return out
 }
 
 func TestKubectlCreateMakesNewRunsEachTime(t *testing.T) {

@@ -3,6 +3,9 @@ package controlplane
 import (
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -22,4 +25,23 @@ func RunTests(m *testing.M, cp **ControlPlane) int {
 		fmt.Fprintln(os.Stderr, "stopping control plane:", err)
 	}
 	return code
+}
+
+// Kubectl runs the real kubectl as cluster-admin against the control plane,
+// in the repository root, and returns its combined output.
+func (cp *ControlPlane) Kubectl(t testing.TB, stdin string, args ...string) (string, error) {
+	t.Helper()
+	kubeconfig, err := cp.AdminKubeconfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("kubectl", append([]string{"--kubeconfig", path}, args...)...)
+	cmd.Dir = RepoRoot()
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }
