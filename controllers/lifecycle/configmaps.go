@@ -43,6 +43,9 @@ func (c *configMapReader) Get(ctx context.Context, key client.ObjectKey, obj cli
 	e, hit := c.entries[key]
 	c.mu.Unlock()
 	if !hit || c.now().Sub(e.fetched) > c.ttl {
+		// Timed from before the request, and kept only if no later request
+		// stored its answer first: an answer is never older than it claims.
+		asked := c.now()
 		fetched := &corev1.ConfigMap{}
 		err := c.next.Get(ctx, key, fetched, opts...)
 		switch {
@@ -51,9 +54,11 @@ func (c *configMapReader) Get(ctx context.Context, key client.ObjectKey, obj cli
 		case err != nil:
 			return err
 		}
-		e = configMapEntry{cm: fetched, fetched: c.now()}
+		e = configMapEntry{cm: fetched, fetched: asked}
 		c.mu.Lock()
-		c.entries[key] = e
+		if current, ok := c.entries[key]; !ok || current.fetched.Before(asked) {
+			c.entries[key] = e
+		}
 		c.mu.Unlock()
 	}
 	if e.cm == nil {

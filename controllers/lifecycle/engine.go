@@ -85,6 +85,26 @@ type Reconciler[T Subject] struct {
 
 	configMapsOnce sync.Once
 	configMapCache *configMapReader
+
+	// expected holds, per resource UID, the run this controller created and
+	// the cache has not shown yet: until it does, the resource waits rather
+	// than acting on a view without it (which could start a second run or
+	// release a resource whose create is under way).
+	expected sync.Map
+}
+
+// awaitingCache says whether a run this controller created for obj is not
+// yet in runs; it forgets the expectation once it is.
+func (r *Reconciler[T]) awaitingCache(obj Subject, runs runSet) bool {
+	name, ok := r.expected.Load(obj.GetUID())
+	if !ok {
+		return false
+	}
+	if runs.contains(name.(string)) {
+		r.expected.Delete(obj.GetUID())
+		return false
+	}
+	return true
 }
 
 // configMaps reads artifact repository ConfigMaps through a short-lived
@@ -111,7 +131,7 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	var result ctrl.Result
 	if obj.GetDeletionTimestamp().IsZero() {
 		if !controllerutil.ContainsFinalizer(obj, Finalizer) {
-			patch := client.MergeFrom(obj.DeepCopyObject().(T))
+			patch := client.MergeFromWithOptions(obj.DeepCopyObject().(T), client.MergeFromWithOptimisticLock{})
 			controllerutil.AddFinalizer(obj, Finalizer)
 			if err := r.Client.Patch(ctx, obj, patch); err != nil {
 				return ctrl.Result{}, err
@@ -147,6 +167,9 @@ func (r *Reconciler[T]) synchronize(ctx context.Context, obj T) (ctrl.Result, er
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if r.awaitingCache(obj, runs) {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
 	latest := runs.latest(OpCreate, OpUpdate)
 	if latest != nil && !latest.IsDone() {
 		failures := runs.failed(latest.Labels[LabelOperation], latest.Labels[LabelVersion])
@@ -159,7 +182,7 @@ func (r *Reconciler[T]) synchronize(ctx context.Context, obj T) (ctrl.Result, er
 	}
 	if latest != nil {
 		if id, ok := succeeded(latest); ok {
-			status.Provider = pipelinesv1beta1.ProviderAndID{Name: providerName(provider), ID: id}
+			status.Provider = pipelinesv1beta1.ProviderAndID{Name: runProvider(latest), ID: id}
 			status.Version = latest.Labels[LabelVersion]
 		}
 	}
@@ -196,7 +219,7 @@ func (r *Reconciler[T]) runOperation(ctx context.Context, obj T, provider *pipel
 		return r.blocked(obj, &problem{pipelinesv1beta1.ReasonOperatorMisconfigured, "the operator has no helperImage configured"})
 	}
 	var artifacts *ArtifactLocation
-	if r.Kind.ArtifactRef != nil {
+	if r.Kind.ArtifactRef != nil && op != OpDelete { // deleting needs no artifacts, and must not wait on them
 		var err error
 		if artifacts, err = resolveArtifacts(ctx, r.configMaps(), obj.GetNamespace(), r.Kind.ArtifactRef(obj), provider); err != nil {
 			return r.blocked(obj, err)
@@ -210,14 +233,15 @@ func (r *Reconciler[T]) runOperation(ctx context.Context, obj T, provider *pipel
 		}
 	}
 	pr, err := buildRun(ctx, runRequest{obj: obj, kind: r.Kind.Name, provider: provider, op: op, version: version,
-		attempt: len(failures), namespace: r.workflowNamespace(provider), helper: r.HelperImage, artifacts: artifacts, extra: extra,
-		now: r.now()})
+		attempt: len(failures), sequence: runs.count(op), namespace: r.workflowNamespace(provider), helper: r.HelperImage,
+		artifacts: artifacts, extra: extra, now: r.now()})
 	if err != nil {
 		return r.blocked(obj, &problem{pipelinesv1beta1.ReasonInvalidSpec, err.Error()})
 	}
 	if err := r.Client.Create(ctx, pr); err != nil && !apierrors.IsAlreadyExists(err) {
 		return ctrl.Result{}, fmt.Errorf("creating PipelineRun %s/%s: %w", pr.Namespace, pr.Name, err)
 	}
+	r.expected.Store(obj.GetUID(), pr.Name)
 	r.progressing(obj, operationState(op), runningMessage(pr, len(failures), previous))
 	return ctrl.Result{}, nil
 }
@@ -254,6 +278,9 @@ func (r *Reconciler[T]) finalize(ctx context.Context, obj T) (ctrl.Result, bool,
 		if err != nil {
 			return ctrl.Result{}, false, err
 		}
+		if r.awaitingCache(obj, runs) {
+			return ctrl.Result{RequeueAfter: time.Second}, false, nil
+		}
 		if latest := runs.latest(OpCreate, OpUpdate); latest != nil && !latest.IsDone() {
 			if r.Kind.CancelOnDelete && latest.Spec.Status != tektonv1.PipelineRunSpecStatusCancelled {
 				patch := client.MergeFrom(latest.DeepCopy())
@@ -267,7 +294,7 @@ func (r *Reconciler[T]) finalize(ctx context.Context, obj T) (ctrl.Result, bool,
 			return ctrl.Result{}, false, nil
 		} else if latest != nil {
 			if id, ok := succeeded(latest); ok && status.Provider.ID == "" {
-				status.Provider = pipelinesv1beta1.ProviderAndID{Name: providerName(provider), ID: id}
+				status.Provider = pipelinesv1beta1.ProviderAndID{Name: runProvider(latest), ID: id}
 			}
 		}
 		if status.Provider.ID != "" && obj.GetAnnotations()[AnnotationSkipBackendDeletion] != "true" {
@@ -282,7 +309,9 @@ func (r *Reconciler[T]) finalize(ctx context.Context, obj T) (ctrl.Result, bool,
 					return ctrl.Result{}, false, nil
 				}
 				result, err := r.runOperation(ctx, obj, provider, runs, OpDelete, status.Version)
-				setSynchronized(obj, pipelinesv1beta1.StateDeleting)
+				if c := meta.FindStatusCondition(status.Conditions, pipelinesv1beta1.ConditionReady); c == nil || c.Status != "False" {
+					setSynchronized(obj, pipelinesv1beta1.StateDeleting)
+				}
 				return result, false, err
 			}
 		}
@@ -294,11 +323,12 @@ func (r *Reconciler[T]) finalize(ctx context.Context, obj T) (ctrl.Result, bool,
 		return ctrl.Result{RequeueAfter: r.RetryAfter}, false, nil
 	}
 
-	patch := client.MergeFrom(obj.DeepCopyObject().(T))
+	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(T), client.MergeFromWithOptimisticLock{})
 	controllerutil.RemoveFinalizer(obj, Finalizer)
 	if err := r.Client.Patch(ctx, obj, patch); err != nil {
 		return ctrl.Result{}, false, client.IgnoreNotFound(err)
 	}
+	r.expected.Delete(obj.GetUID())
 	r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, string(pipelinesv1beta1.StateDeleted), "Delete", "deleted from the backend")
 	return ctrl.Result{}, true, nil
 }

@@ -87,7 +87,8 @@ type runRequest struct {
 	provider  *pipelinesv1beta1.Provider
 	op        string
 	version   string
-	attempt   int
+	attempt   int // failed runs of this operation at this version
+	sequence  int // runs of this operation so far, whatever their version
 	namespace string
 	helper    string
 	artifacts *ArtifactLocation
@@ -95,12 +96,13 @@ type runRequest struct {
 	now       time.Time
 }
 
-// RunName is the deterministic name of a resource's PipelineRun for one
-// attempt at one operation on one version: a retry after a crash finds the
-// run it already created instead of starting a second.
-func RunName(kind string, obj Subject, op, version string, attempt int) string {
+// RunName is the deterministic name of a resource's sequence-th run of op
+// (at version): a retry after a crash finds the run it already created
+// instead of starting a second, while a spec that returns to an earlier
+// version still gets a run of its own.
+func RunName(kind string, obj Subject, op, version string, sequence int) string {
 	return generator.Name([]string{kind, obj.GetName(), op},
-		kind, obj.GetNamespace(), obj.GetName(), string(obj.GetUID()), op, version, strconv.Itoa(attempt))
+		kind, obj.GetNamespace(), obj.GetName(), string(obj.GetUID()), op, version, strconv.Itoa(sequence))
 }
 
 func buildRun(ctx context.Context, req runRequest) (*tektonv1.PipelineRun, error) {
@@ -147,7 +149,7 @@ func buildRun(ctx context.Context, req runRequest) (*tektonv1.PipelineRun, error
 
 	pr, err := builder.Build(ctx, generator.Run{
 		Namespace:          req.namespace,
-		Name:               RunName(req.kind, req.obj, req.op, req.version, req.attempt),
+		Name:               RunName(req.kind, req.obj, req.op, req.version, req.sequence),
 		Labels:             runLabels(req),
 		ServiceAccountName: req.provider.Spec.ServiceAccount,
 		Params:             params,

@@ -102,3 +102,45 @@ func TestFailedDeleteIsRetriedAndReported(t *testing.T) {
 		return apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKeyFromObject(e), e))
 	}, wait, tick)
 }
+
+// A spec that goes back to an earlier version, and forward again, gets a run
+// for every change (names never repeat an earlier run's).
+func TestSpecRevertedAndRestoredSyncsEachTime(t *testing.T) {
+	f := setup(t)
+	e := &pipelinesv1beta1.Experiment{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "flipflop"},
+		Spec: pipelinesv1beta1.ExperimentSpec{Provider: "kfp", Description: "A"}}
+	require.NoError(t, cp.Client.Create(ctx, e))
+	finish(t, eventuallyRun(t, f.ns, e, 1, lifecycle.OpCreate), true, "exp-1", "", "")
+	eventually(t, e, readyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(e))
+	versions := map[string]string{"A": e.Status.Version}
+	for i, d := range []string{"B", "A", "B"} {
+		update(t, e, func(o *pipelinesv1beta1.Experiment) { o.Spec.Description = d })
+		finish(t, eventuallyRun(t, f.ns, e, i+2, lifecycle.OpUpdate), true, "exp-1", "", "")
+		eventually(t, e, func(c *assert.CollectT) {
+			readyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(e)(c)
+			if want, ok := versions[d]; ok {
+				assert.Equal(c, want, e.Status.Version)
+			} else {
+				assert.NotEqual(c, versions["A"], e.Status.Version)
+			}
+		})
+		versions[d] = e.Status.Version
+	}
+	assert.Len(t, runsOf(t, f.ns, e), 4)
+}
+
+// A run that succeeded without a backend id is not taken as created.
+func TestSuccessWithoutAnIDIsAFailure(t *testing.T) {
+	f := setup(t)
+	e := &pipelinesv1beta1.Experiment{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "anonymous"},
+		Spec: pipelinesv1beta1.ExperimentSpec{Provider: "kfp"}}
+	require.NoError(t, cp.Client.Create(ctx, e))
+	finish(t, eventuallyRun(t, f.ns, e, 1, lifecycle.OpCreate), true, "", "", "")
+	eventually(t, e, func(c *assert.CollectT) {
+		cond := condition(e, pipelinesv1beta1.ConditionReady)
+		if assert.NotNil(c, cond) {
+			assert.Contains(c, cond.Message, "succeeded but the provider reported no id")
+		}
+		assert.Empty(c, e.Status.Provider.ID)
+	})
+}

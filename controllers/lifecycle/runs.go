@@ -76,9 +76,39 @@ func succeeded(pr *tektonv1.PipelineRun) (string, bool) {
 	return result(pr, taskdef.ResultProviderID), true
 }
 
+// isSuccess: the run succeeded, the provider reported no error, and a
+// create or update reported the backend id (without one the resource would
+// be created again).
 func isSuccess(pr *tektonv1.PipelineRun) bool {
 	c := pr.Status.GetCondition(apis.ConditionSucceeded)
-	return c != nil && c.IsTrue() && result(pr, taskdef.ResultProviderError) == ""
+	return c != nil && c.IsTrue() && result(pr, taskdef.ResultProviderError) == "" &&
+		(pr.Labels[LabelOperation] == OpDelete || result(pr, taskdef.ResultProviderID) != "")
+}
+
+// count is how many runs of op there are.
+func (s runSet) count(op string) int {
+	n := 0
+	for _, pr := range s {
+		if pr.Labels[LabelOperation] == op {
+			n++
+		}
+	}
+	return n
+}
+
+// contains says whether a run of that name is in the set.
+func (s runSet) contains(name string) bool {
+	for _, pr := range s {
+		if pr.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// runProvider is "namespace/name" of the provider a run was made for.
+func runProvider(pr *tektonv1.PipelineRun) string {
+	return pr.Labels[LabelProviderNS] + "/" + pr.Labels[LabelProvider]
 }
 
 func result(pr *tektonv1.PipelineRun, name string) string {
@@ -105,6 +135,9 @@ func finishedAt(pr *tektonv1.PipelineRun) time.Time {
 func (r *Reconciler[T]) failureMessage(ctx context.Context, pr *tektonv1.PipelineRun) string {
 	if msg := result(pr, taskdef.ResultProviderError); msg != "" {
 		return fmt.Sprintf("provider error (PipelineRun %s/%s): %s", pr.Namespace, pr.Name, msg)
+	}
+	if c := pr.Status.GetCondition(apis.ConditionSucceeded); c != nil && c.IsTrue() {
+		return fmt.Sprintf("PipelineRun %s/%s succeeded but the provider reported no id", pr.Namespace, pr.Name)
 	}
 	var why []string
 	for _, child := range pr.Status.ChildReferences {

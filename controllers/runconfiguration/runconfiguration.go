@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -70,7 +71,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 func (r *Reconciler) synchronize(ctx context.Context, rc *pipelinesv1beta1.RunConfiguration) (ctrl.Result, error) {
 	rc.Status.ObservedGeneration = rc.Generation
-	pinned, version, err := r.pinPipeline(ctx, rc)
+	pinned, version, pipelineGeneration, err := r.pinPipeline(ctx, rc)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -81,7 +82,11 @@ func (r *Reconciler) synchronize(ctx context.Context, rc *pipelinesv1beta1.RunCo
 	}
 	runSpec := rc.Spec.Run.DeepCopy()
 	runSpec.Pipeline = pinned
-	runSpecVersion, err := lifecycle.SpecHash(rc.Spec.Run)
+	// The pipeline reference has its own trigger: a new pinned version must
+	// not also count as a new run spec.
+	withoutPipeline := rc.Spec.Run.DeepCopy()
+	withoutPipeline.Pipeline = ""
+	runSpecVersion, err := lifecycle.SpecHash(withoutPipeline)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -89,13 +94,13 @@ func (r *Reconciler) synchronize(ctx context.Context, rc *pipelinesv1beta1.RunCo
 		return ctrl.Result{}, err
 	}
 	if slices.Contains(rc.Spec.Triggers.OnChange, pipelinesv1beta1.OnChangePipeline) && rc.Status.TriggeredPipelineVersion != version {
-		if err := r.createRun(ctx, rc, *runSpec, TriggerPipeline, version); err != nil {
+		if err := r.createRun(ctx, rc, *runSpec, TriggerPipeline, version, pipelineGeneration); err != nil {
 			return ctrl.Result{}, err
 		}
 		rc.Status.TriggeredPipelineVersion = version
 	}
 	if slices.Contains(rc.Spec.Triggers.OnChange, pipelinesv1beta1.OnChangeRunSpec) && rc.Status.TriggeredRunSpecVersion != runSpecVersion {
-		if err := r.createRun(ctx, rc, *runSpec, TriggerRunSpec, runSpecVersion); err != nil {
+		if err := r.createRun(ctx, rc, *runSpec, TriggerRunSpec, runSpecVersion, strconv.FormatInt(rc.Generation, 10)); err != nil {
 			return ctrl.Result{}, err
 		}
 		rc.Status.TriggeredRunSpecVersion = runSpecVersion
@@ -107,21 +112,24 @@ func (r *Reconciler) synchronize(ctx context.Context, rc *pipelinesv1beta1.RunCo
 	return ctrl.Result{}, nil
 }
 
-// pinPipeline returns "name:version" and the version: as referenced, or the
-// referenced Pipeline's current version ("" while it has none).
-func (r *Reconciler) pinPipeline(ctx context.Context, rc *pipelinesv1beta1.RunConfiguration) (pipelinesv1beta1.PipelineReference, string, error) {
+// pinPipeline returns "name:version", the version and what identifies this
+// sighting of it: as referenced (the RunConfiguration's generation), or the
+// referenced Pipeline's current version (its observed generation); "" while
+// the Pipeline has no version.
+func (r *Reconciler) pinPipeline(ctx context.Context, rc *pipelinesv1beta1.RunConfiguration) (pipelinesv1beta1.PipelineReference, string, string, error) {
 	name, version, hasVersion := strings.Cut(string(rc.Spec.Run.Pipeline), ":")
 	if hasVersion {
-		return rc.Spec.Run.Pipeline, version, nil
+		return rc.Spec.Run.Pipeline, version, "rc-" + strconv.FormatInt(rc.Generation, 10), nil
 	}
 	p := &pipelinesv1beta1.Pipeline{}
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: rc.Namespace, Name: name}, p); err != nil {
-		return "", "", client.IgnoreNotFound(err)
+		return "", "", "", client.IgnoreNotFound(err)
 	}
 	if p.Status.Version == "" || !meta.IsStatusConditionTrue(p.Status.Conditions, pipelinesv1beta1.ConditionReady) {
-		return "", "", nil
+		return "", "", "", nil
 	}
-	return pipelinesv1beta1.PipelineReference(name + ":" + p.Status.Version), p.Status.Version, nil
+	return pipelinesv1beta1.PipelineReference(name + ":" + p.Status.Version), p.Status.Version,
+		"pipeline-" + strconv.FormatInt(p.Status.ObservedGeneration, 10), nil
 }
 
 // scheduleName is stable per schedule: changing a schedule replaces its
@@ -176,11 +184,13 @@ func (r *Reconciler) reconcileSchedules(ctx context.Context, rc *pipelinesv1beta
 }
 
 // createRun creates the Run of one trigger firing; its name is derived from
-// the trigger and version, so a retry finds it rather than starting another.
-func (r *Reconciler) createRun(ctx context.Context, rc *pipelinesv1beta1.RunConfiguration, spec pipelinesv1beta1.RunSpec, trigger, version string) error {
+// the trigger, version and sighting, so a retry finds it rather than
+// starting another, while a change back to an earlier version still fires.
+func (r *Reconciler) createRun(ctx context.Context, rc *pipelinesv1beta1.RunConfiguration, spec pipelinesv1beta1.RunSpec,
+	trigger, version, sighting string) error {
 	run := &pipelinesv1beta1.Run{
 		ObjectMeta: metav1.ObjectMeta{Namespace: rc.Namespace,
-			Name: generator.Name([]string{rc.Name, trigger}, string(rc.UID), trigger, version),
+			Name: generator.Name([]string{rc.Name, trigger}, string(rc.UID), trigger, version, sighting),
 			Labels: map[string]string{
 				LabelRunConfiguration: string(rc.UID), LabelTrigger: trigger, LabelTriggerSource: generator.LabelValue(version),
 			}},
