@@ -93,14 +93,25 @@ type Reconciler[T Subject] struct {
 	expected sync.Map
 }
 
+// expectation is a run this controller created, not yet seen in the cache.
+type expectation struct {
+	name    string
+	expires time.Time
+}
+
+// expectationTimeout bounds the wait for the cache: a run deleted before
+// the cache ever showed it must not hold its resource forever.
+const expectationTimeout = 5 * time.Second
+
 // awaitingCache says whether a run this controller created for obj is not
-// yet in runs; it forgets the expectation once it is.
+// yet in runs; it forgets the expectation once it is, or once it expires.
 func (r *Reconciler[T]) awaitingCache(obj Subject, runs runSet) bool {
-	name, ok := r.expected.Load(obj.GetUID())
+	v, ok := r.expected.Load(obj.GetUID())
 	if !ok {
 		return false
 	}
-	if runs.contains(name.(string)) {
+	e := v.(expectation)
+	if runs.contains(e.name) || r.now().After(e.expires) {
 		r.expected.Delete(obj.GetUID())
 		return false
 	}
@@ -241,7 +252,7 @@ func (r *Reconciler[T]) runOperation(ctx context.Context, obj T, provider *pipel
 	if err := r.Client.Create(ctx, pr); err != nil && !apierrors.IsAlreadyExists(err) {
 		return ctrl.Result{}, fmt.Errorf("creating PipelineRun %s/%s: %w", pr.Namespace, pr.Name, err)
 	}
-	r.expected.Store(obj.GetUID(), pr.Name)
+	r.expected.Store(obj.GetUID(), expectation{name: pr.Name, expires: r.now().Add(expectationTimeout)})
 	r.progressing(obj, operationState(op), runningMessage(pr, len(failures), previous))
 	return ctrl.Result{}, nil
 }

@@ -46,29 +46,11 @@ func startOperator(t *testing.T) { startOperatorWithBackoff(t, 300*time.Millisec
 
 func startOperatorWithBackoff(t *testing.T, backoff time.Duration) {
 	t.Helper()
-	mgr, err := operator.NewManager(cp.Config, operator.Config{
-		MetricsBindAddress: "0", HealthProbeBindAddress: "0", KubeAPIQPS: 500, KubeAPIBurst: 1000,
-		MaxConcurrentReconciles: 2, HelperImage: "example.com/kfp-tekton-operator:test",
-		RetryAfter:            metav1.Duration{Duration: 200 * time.Millisecond},
+	stopOperator = cp.RunOperator(t, operator.Config{
 		RetryBackoffBase:      metav1.Duration{Duration: backoff},
 		RetryBackoffMax:       metav1.Duration{Duration: 2 * backoff},
 		ArtifactRepositoryTTL: metav1.Duration{Duration: 100 * time.Millisecond},
-		SkipNameValidation:    true,
-	}, "test")
-	require.NoError(t, err)
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(runCtx) }()
-	stopped := false
-	stop := func() {
-		if !stopped {
-			stopped = true
-			cancel()
-			require.NoError(t, <-done)
-		}
-	}
-	t.Cleanup(stop)
-	stopOperator = stop
+	})
 }
 
 var stopOperator func()

@@ -37,24 +37,7 @@ const (
 // until the test ends.
 func startOperator(t *testing.T, workflowNamespace string) {
 	t.Helper()
-	mgr, err := operator.NewManager(cp.Config, operator.Config{
-		WorkflowNamespace:       workflowNamespace,
-		MetricsBindAddress:      "0",
-		HealthProbeBindAddress:  "0",
-		KubeAPIQPS:              500,
-		KubeAPIBurst:            1000,
-		MaxConcurrentReconciles: 2,
-		RetryAfter:              metav1.Duration{Duration: 200 * time.Millisecond},
-		SkipNameValidation:      true,
-	}, "test")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
+	cp.RunOperator(t, operator.Config{WorkflowNamespace: workflowNamespace})
 }
 
 func namespace(t *testing.T) string {
