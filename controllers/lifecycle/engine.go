@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
@@ -91,6 +92,10 @@ type Reconciler[T Subject] struct {
 	// than acting on a view without it (which could start a second run or
 	// release a resource whose create is under way).
 	expected sync.Map
+
+	// failures remembers why each failed run failed, by run UID.
+	failures     sync.Map
+	failureCount atomic.Int64
 }
 
 // expectation is a run this controller created, not yet seen in the cache.
@@ -183,12 +188,7 @@ func (r *Reconciler[T]) synchronize(ctx context.Context, obj T) (ctrl.Result, er
 	}
 	latest := runs.latest(OpCreate, OpUpdate)
 	if latest != nil && !latest.IsDone() {
-		failures := runs.failed(latest.Labels[LabelOperation], latest.Labels[LabelVersion])
-		previous := ""
-		if len(failures) > 0 {
-			previous = r.failureMessage(ctx, failures[len(failures)-1])
-		}
-		r.progressing(obj, operationState(latest.Labels[LabelOperation]), runningMessage(latest, len(failures), previous))
+		r.running(ctx, obj, runs, latest)
 		return ctrl.Result{}, nil
 	}
 	if latest != nil {
@@ -257,6 +257,18 @@ func (r *Reconciler[T]) runOperation(ctx context.Context, obj T, provider *pipel
 	return ctrl.Result{}, nil
 }
 
+// running reports pr, one of runs, in progress, with why the attempt before
+// it failed, if one did.
+func (r *Reconciler[T]) running(ctx context.Context, obj T, runs runSet, pr *tektonv1.PipelineRun) {
+	op := pr.Labels[LabelOperation]
+	failures := runs.failed(op, pr.Labels[LabelVersion])
+	previous := ""
+	if len(failures) > 0 {
+		previous = r.failureMessage(ctx, failures[len(failures)-1])
+	}
+	r.progressing(obj, operationState(op), runningMessage(pr, len(failures), previous))
+}
+
 // runningMessage is the same whether the run was just created or is seen
 // running later, so the reconcile its creation triggers writes nothing.
 func runningMessage(pr *tektonv1.PipelineRun, failures int, previous string) string {
@@ -311,12 +323,7 @@ func (r *Reconciler[T]) finalize(ctx context.Context, obj T) (ctrl.Result, bool,
 		if status.Provider.ID != "" && obj.GetAnnotations()[AnnotationSkipBackendDeletion] != "true" {
 			if deleted := runs.latest(OpDelete); deleted == nil || !deleted.IsDone() || !isSuccess(deleted) {
 				if deleted != nil && !deleted.IsDone() {
-					failures := runs.failed(OpDelete, deleted.Labels[LabelVersion])
-					previous := ""
-					if len(failures) > 0 {
-						previous = r.failureMessage(ctx, failures[len(failures)-1])
-					}
-					r.progressing(obj, pipelinesv1beta1.StateDeleting, runningMessage(deleted, len(failures), previous))
+					r.running(ctx, obj, runs, deleted)
 					return ctrl.Result{}, false, nil
 				}
 				result, err := r.runOperation(ctx, obj, provider, runs, OpDelete, status.Version)

@@ -83,20 +83,10 @@ func TestFailedDeleteIsRetriedAndReported(t *testing.T) {
 	eventually(t, e, readyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(e))
 	require.NoError(t, cp.Client.Delete(ctx, e))
 	finish(t, eventuallyRun(t, f.ns, e, 2, lifecycle.OpDelete), true, "", "experiment has runs", "")
-	eventually(t, e, func(c *assert.CollectT) {
-		cond := condition(e, pipelinesv1beta1.ConditionReady)
-		if assert.NotNil(c, cond) {
-			assert.Contains(c, cond.Message, "experiment has runs")
-		}
-	})
+	eventually(t, e, readyMessageContains(e, "experiment has runs"))
 	retry := eventuallyRun(t, f.ns, e, 3, lifecycle.OpDelete)
 	assert.Equal(t, "1", retry.Labels[lifecycle.LabelAttempt])
-	eventually(t, e, func(c *assert.CollectT) {
-		cond := condition(e, pipelinesv1beta1.ConditionReady)
-		if assert.NotNil(c, cond) {
-			assert.Contains(c, cond.Message, "attempt 2; the previous one: provider error")
-		}
-	})
+	eventually(t, e, readyMessageContains(e, "attempt 2; the previous one: provider error"))
 	finish(t, retry, true, "exp-1", "", "")
 	require.Eventually(t, func() bool {
 		return apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKeyFromObject(e), e))

@@ -163,6 +163,31 @@ func eventually(t *testing.T, obj lifecycle.Subject, check func(c *assert.Collec
 	}, wait, tick)
 }
 
+// update changes obj as the latest version from the API server, retrying
+// conflicts with the controllers' own writes.
+func update[T client.Object](t *testing.T, obj T, change func(T)) {
+	t.Helper()
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := cp.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		change(obj)
+		return cp.Client.Update(ctx, obj)
+	}))
+}
+
+// readyMessageContains checks the Ready condition's message (after get).
+func readyMessageContains(obj lifecycle.Subject, parts ...string) func(*assert.CollectT) {
+	return func(c *assert.CollectT) {
+		cond := condition(obj, pipelinesv1beta1.ConditionReady)
+		if assert.NotNil(c, cond) {
+			for _, part := range parts {
+				assert.Contains(c, cond.Message, part)
+			}
+		}
+	}
+}
+
 func readyIs(status metav1.ConditionStatus, reason string) func(obj lifecycle.Subject) func(*assert.CollectT) {
 	return func(obj lifecycle.Subject) func(*assert.CollectT) {
 		return func(c *assert.CollectT) {
@@ -273,20 +298,9 @@ func TestFailuresAreReportedAndRetriedWithBackoff(t *testing.T) {
 	second := eventuallyRun(t, f.ns, p, 2, lifecycle.OpCreate)
 	assert.Equal(t, "1", second.Labels[lifecycle.LabelAttempt], "the retry is a new attempt")
 	assert.GreaterOrEqual(t, second.CreationTimestamp.Sub(first.Status.CompletionTime.Time), time.Second, "after the backoff")
-	eventually(t, p, func(c *assert.CollectT) {
-		cond := condition(p, pipelinesv1beta1.ConditionReady)
-		if assert.NotNil(c, cond) {
-			assert.Contains(c, cond.Message, "attempt 2; the previous one: provider error", "the retry still says why")
-		}
-	})
+	eventually(t, p, readyMessageContains(p, "attempt 2; the previous one: provider error"))
 	finish(t, second, false, "", "", "Tasks Completed: 1 (Failed: 1, Cancelled 0), Skipped: 0")
-	eventually(t, p, func(c *assert.CollectT) {
-		cond := condition(p, pipelinesv1beta1.ConditionReady)
-		if assert.NotNil(c, cond) {
-			assert.Contains(c, cond.Message, "Failed: 1")
-			assert.Contains(c, cond.Message, "attempt 2")
-		}
-	})
+	eventually(t, p, readyMessageContains(p, "Failed: 1", "attempt 2"))
 
 	third := eventuallyRun(t, f.ns, p, 3, lifecycle.OpCreate)
 	finish(t, third, true, "pipeline-7", "", "")
@@ -342,13 +356,7 @@ func TestSpecChangedWhileRunningWaitsThenSyncsTheNewest(t *testing.T) {
 	create := eventuallyRun(t, f.ns, p, 1, lifecycle.OpCreate)
 
 	for _, v := range []string{"11", "12"} {
-		require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			if err := cp.Client.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
-				return err
-			}
-			p.Spec.Env[0].Value = v
-			return cp.Client.Update(ctx, p)
-		}))
+		update(t, p, func(p *pipelinesv1beta1.Pipeline) { p.Spec.Env[0].Value = v })
 	}
 	require.Never(t, func() bool { return len(runsOf(t, f.ns, p)) > 1 }, time.Second, tick, "nothing starts while an operation runs")
 

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
@@ -36,17 +35,6 @@ func ownedRuns(t *testing.T, rc *pipelinesv1beta1.RunConfiguration, trigger stri
 	require.NoError(t, cp.Client.List(ctx, list, client.InNamespace(rc.Namespace),
 		client.MatchingLabels{runconfiguration.LabelRunConfiguration: string(rc.UID), runconfiguration.LabelTrigger: trigger}))
 	return list.Items
-}
-
-func update[T client.Object](t *testing.T, obj T, change func(T)) {
-	t.Helper()
-	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := cp.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-			return err
-		}
-		change(obj)
-		return cp.Client.Update(ctx, obj)
-	}))
 }
 
 func TestRunConfigurationSchedulesAndTriggers(t *testing.T) {

@@ -131,8 +131,27 @@ func finishedAt(pr *tektonv1.PipelineRun) time.Time {
 }
 
 // failureMessage says why a finished run failed: the provider's own error,
-// or which task failed and Tekton's words for it.
+// or which task failed and Tekton's words for it. A finished run does not
+// change, so its message is worked out (and its TaskRuns read) once.
 func (r *Reconciler[T]) failureMessage(ctx context.Context, pr *tektonv1.PipelineRun) string {
+	if msg, ok := r.failures.Load(pr.UID); ok {
+		return msg.(string)
+	}
+	msg := r.explainFailure(ctx, pr)
+	if r.failureCount.Add(1) > maxRememberedFailures {
+		// Forget everything rather than grow without bound; a forgotten
+		// message is only worked out again.
+		r.failures.Clear()
+		r.failureCount.Store(1)
+	}
+	r.failures.Store(pr.UID, msg)
+	return msg
+}
+
+// maxRememberedFailures bounds the failure messages kept (≤ 3 KB each).
+const maxRememberedFailures = 10000
+
+func (r *Reconciler[T]) explainFailure(ctx context.Context, pr *tektonv1.PipelineRun) string {
 	if msg := result(pr, taskdef.ResultProviderError); msg != "" {
 		return fmt.Sprintf("provider error (PipelineRun %s/%s): %s", pr.Namespace, pr.Name, msg)
 	}

@@ -12,12 +12,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers"
 )
 
 // IndexRunOwners indexes cached PipelineRuns by owner UID; call it once per
@@ -43,7 +43,7 @@ func (r *Reconciler[T]) SetupWithManager(ctx context.Context, mgr ctrl.Manager, 
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(r.Kind.New(), builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, beingDeleted))).
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, controllers.BeingDeleted))).
 		Watches(&tektonv1.PipelineRun{}, handler.EnqueueRequestsFromMapFunc(r.ownerOf)).
 		Watches(&pipelinesv1beta1.Provider{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, p client.Object) []reconcile.Request {
 			l := list()
@@ -71,14 +71,6 @@ func (r *Reconciler[T]) ownerOf(_ context.Context, pr client.Object) []reconcile
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
-}
-
-// beingDeleted passes updates that mark a resource for deletion.
-var beingDeleted = predicate.Funcs{
-	CreateFunc:  func(event.CreateEvent) bool { return false },
-	DeleteFunc:  func(event.DeleteEvent) bool { return false },
-	GenericFunc: func(event.GenericEvent) bool { return false },
-	UpdateFunc:  func(e event.UpdateEvent) bool { return !e.ObjectNew.GetDeletionTimestamp().IsZero() },
 }
 
 func forEach(list client.ObjectList, fn func(client.Object)) error {

@@ -19,12 +19,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
 
@@ -191,7 +191,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	r.tasks = applier
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&pipelinesv1beta1.Provider{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, beingDeleted))).
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, controllers.BeingDeleted))).
 		Watches(&tektonv1.Task{}, handler.EnqueueRequestsFromMapFunc(r.providersForTask),
 			builder.WithPredicates(predicate.NewPredicateFuncs(isManaged))).
 		WithOptions(opts).
@@ -221,14 +221,4 @@ func (r *Reconciler) providersForTask(ctx context.Context, obj client.Object) []
 // without that configuration.
 func isManaged(obj client.Object) bool {
 	return obj.GetLabels()[taskdef.LabelManagedBy] == taskdef.ManagedBy
-}
-
-// beingDeleted passes updates that mark a Provider for deletion.
-var beingDeleted = predicate.Funcs{
-	CreateFunc:  func(event.CreateEvent) bool { return false },
-	DeleteFunc:  func(event.DeleteEvent) bool { return false },
-	GenericFunc: func(event.GenericEvent) bool { return false },
-	UpdateFunc: func(e event.UpdateEvent) bool {
-		return !e.ObjectNew.GetDeletionTimestamp().IsZero()
-	},
 }
