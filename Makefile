@@ -33,11 +33,21 @@ manifests: $(CONTROLLER_GEN) $(HELM) ## Regenerate CRDs, the chart-rendered kust
 verify: generate manifests ## Fail if generated files or formatting are out of date.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	go vet ./...
+	go vet -tags e2e ./e2e/
 	@git diff --exit-code -- api config tasks pipelines || { echo "generated files are stale: run make generate manifests"; exit 1; }
 
 .PHONY: test
-test: envtest-assets ## Run every test against a real kube-apiserver and etcd (builds them on first use).
+test: envtest-assets ## Every test: unit and envtest (real kube-apiserver + etcd), then end-to-end on the local real cluster.
 	go test ./... -count=1
+	./hack/e2e.sh
+
+.PHONY: test-unit
+test-unit: envtest-assets ## Unit and envtest tests only (no cluster).
+	go test ./... -count=1
+
+.PHONY: e2e
+e2e: ## The end-to-end suite on the local real cluster (brings it up and down unless it already runs).
+	./hack/e2e.sh
 
 .PHONY: bench
 bench: envtest-assets ## Run the benchmarks and print their figures.
@@ -46,19 +56,23 @@ bench: envtest-assets ## Run the benchmarks and print their figures.
 	go run ./bench/providers -providers 500 -namespaces 100
 	go run ./bench/pipelines -pipelines 1000
 
-##@ Local control plane
+##@ Local cluster
 
 .PHONY: envtest-assets
-envtest-assets: ## Build kube-apiserver and etcd into bin/ (cached).
-	./hack/build-control-plane.sh
+envtest-assets: ## Build kube-apiserver and etcd into bin/ for envtest (cached).
+	./hack/build-cluster.sh envtest
 
 .PHONY: cluster-up
-cluster-up: envtest-assets ## Start a local control plane with all CRDs; writes bin/kubeconfig.
+cluster-up: ## Start the local real cluster (node, Tekton); then: hack/cluster.sh shell.
 	./hack/cluster.sh up
 
 .PHONY: cluster-down
-cluster-down: ## Stop the local control plane.
+cluster-down: ## Stop the local cluster and remove every trace of it.
 	./hack/cluster.sh down
+
+.PHONY: shell
+shell: ## A shell inside the local cluster's network namespace (kubectl, tkn, helm work there).
+	./hack/cluster.sh shell
 
 $(HELM): hack/tools/helm/go.mod
 	cd hack/tools/helm && go build -trimpath -ldflags "-s -w" -o $(HELM) helm.sh/helm/v4/cmd/helm
@@ -69,5 +83,5 @@ $(CONTROLLER_GEN): hack/tools/controller-gen/go.mod
 ##@ Main job
 
 .PHONY: demo
-demo: envtest-assets $(HELM) ## The main job on the local control plane (see README).
+demo: $(HELM) ## The main job on the local real cluster (see README).
 	./hack/demo.sh

@@ -81,6 +81,7 @@ type output struct {
 
 type resultFlags struct {
 	id, errPath string
+	failed      bool // an error was written
 }
 
 func (r *resultFlags) register(fs *flag.FlagSet) {
@@ -89,6 +90,7 @@ func (r *resultFlags) register(fs *flag.FlagSet) {
 }
 
 func (r *resultFlags) write(id, msg string) error {
+	defer func() { r.failed = msg != "" }()
 	if r.id == "" || r.errPath == "" {
 		return errors.New("--id-result and --error-result are required")
 	}
@@ -101,9 +103,15 @@ func (r *resultFlags) write(id, msg string) error {
 	return os.WriteFile(r.errPath, []byte(truncate(msg, maxErrorBytes)), 0o644)
 }
 
+// errOperationFailed is returned after the results are written when the
+// provider reported a failure: the step, and so the TaskRun and the
+// PipelineRun, fail, so `tkn` and `kubectl` never show a failed backend
+// operation as a success. Tekton keeps the results of a failed step.
+var errOperationFailed = errors.New("the provider reported a failure (see the provider-error result)")
+
 // report reads the provider's exit code and output and writes the results.
-// It succeeds whenever it could write them: a provider failure is reported
-// through provider-error, so the controller sees the provider's own words.
+// A provider failure is reported through provider-error, so the controller
+// sees the provider's own words, and then fails the step.
 func report(args []string) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	outPath := fs.String("output", "", "file the provider wrote")
@@ -113,19 +121,31 @@ func report(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	code, codeErr := readExitCode(*exitCodePath)
-	out, outErr := readOutput(*outPath)
+	id, msg := outcome(*exitCodePath, *outPath)
+	if err := results.write(id, msg); err != nil {
+		return err
+	}
+	if results.failed {
+		return errOperationFailed
+	}
+	return nil
+}
+
+// outcome is the id and error a provider's exit code and output amount to.
+func outcome(exitCodePath, outPath string) (id, msg string) {
+	code, codeErr := readExitCode(exitCodePath)
+	out, outErr := readOutput(outPath)
 	switch {
 	case codeErr != nil:
-		return results.write("", "cannot tell how the provider ended: "+codeErr.Error())
+		return "", "cannot tell how the provider ended: " + codeErr.Error()
 	case code != 0 && out.Error != "":
-		return results.write(out.ID, out.Error)
+		return out.ID, out.Error
 	case code != 0:
-		return results.write(out.ID, fmt.Sprintf("provider exited with code %d without an error message", code))
+		return out.ID, fmt.Sprintf("provider exited with code %d without an error message", code)
 	case outErr != nil:
-		return results.write("", "provider exited with code 0 but "+outErr.Error())
+		return "", "provider exited with code 0 but " + outErr.Error()
 	}
-	return results.write(out.ID, out.Error)
+	return out.ID, out.Error
 }
 
 // reportCompiled reports a compiled definition by its digest.

@@ -60,8 +60,13 @@ func TestReport(t *testing.T) {
 			if tc.output != "" {
 				require.NoError(t, os.WriteFile(path("output.json"), []byte(tc.output), 0o644))
 			}
-			require.NoError(t, run([]string{"report", "--output", path("output.json"), "--exit-code", path("exitCode"),
-				"--id-result", path("id"), "--error-result", path("error")}, os.Getenv))
+			runErr := run([]string{"report", "--output", path("output.json"), "--exit-code", path("exitCode"),
+				"--id-result", path("id"), "--error-result", path("error")}, os.Getenv)
+			if tc.err == "" {
+				require.NoError(t, runErr)
+			} else {
+				require.ErrorIs(t, runErr, errOperationFailed, "a failed operation fails the step, after writing the results")
+			}
 			id, err := os.ReadFile(path("id"))
 			require.NoError(t, err)
 			msg, err := os.ReadFile(path("error"))

@@ -1,73 +1,143 @@
-// Command localcluster runs the project's local control plane (kube-apiserver
-// and etcd from bin/, with this project's and Tekton's CRDs) and a small image
-// registry on 127.0.0.1 until it is signalled, and writes a cluster-admin
-// kubeconfig so kubectl works against it.
-// hack/cluster.sh starts and stops it in the background.
+// Command localcluster is the supervisor of the local cluster and its image
+// tool (DESIGN §9). hack/cluster.sh runs it; nobody needs to call it directly.
+//
+//	localcluster run --dir DIR --bin BIN --pause FILE --busybox FILE --host-netns NS --host-mntns NS
+//	    inside `unshare -n -m --propagation private`: the cluster, until SIGTERM
+//	localcluster image --base REF --file /DEST=SRC... [--entrypoint PATH] --push REF
+//	    build an image from host files on base and push it; prints REF@sha256:...
+//	localcluster cleanup --netns 'net:[N]'
+//	    after a crash: kill what is left in that network namespace and the cluster's cgroups
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"log"
 	"os"
 	"os/signal"
-	"path/filepath"
+	"strings"
 	"syscall"
 
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/hack/controlplane"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/hack/testregistry"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/localcluster"
 )
 
 func main() {
-	kubeconfig := flag.String("kubeconfig-out", filepath.Join("bin", "kubeconfig"), "where to write the cluster-admin kubeconfig")
-	registryOut := flag.String("registry-out", filepath.Join("bin", "registry"), "where to write the host of the local image registry")
-	flag.Parse()
-	if err := run(*kubeconfig, *registryOut); err != nil {
+	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "localcluster:", err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfigPath, registryPath string) error {
-	signals := make(chan os.Signal, 1)
-	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
+func run(args []string) error {
+	if len(args) == 0 {
+		return errors.New("usage: localcluster run|image|cleanup [flags]")
+	}
+	switch args[0] {
+	case "run":
+		return runCluster(args[1:])
+	case "image":
+		return buildImage(args[1:])
+	case "cleanup":
+		return cleanup(args[1:])
+	}
+	return fmt.Errorf("unknown command %q", args[0])
+}
 
-	host, stopRegistry, err := testregistry.Serve(demoImages...)
-	if err != nil {
+func runCluster(args []string) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	dir := fs.String("dir", "", "state directory")
+	bin := fs.String("bin", "", "directory of the Kubernetes binaries")
+	pause := fs.String("pause", "", "static pause binary")
+	busybox := fs.String("busybox", "/bin/busybox", "static busybox binary")
+	hostNet := fs.String("host-netns", "", "the host's network namespace (/proc/self/ns/net outside), which the cluster must not use")
+	hostMnt := fs.String("host-mntns", "", "the host's mount namespace (/proc/self/ns/mnt outside)")
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	defer stopRegistry()
-	defer os.Remove(registryPath)
-	if err := os.WriteFile(registryPath, []byte(host), 0o644); err != nil {
-		return err
+	if *dir == "" || *bin == "" || *pause == "" {
+		return errors.New("run: --dir, --bin and --pause are required")
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	s := &localcluster.Supervisor{
+		Layout:  localcluster.Layout{Dir: *dir, Bin: *bin},
+		Network: localcluster.DefaultNetwork,
+		Log:     log.New(os.Stderr, "localcluster: ", log.Ltime),
+		Host:    localcluster.HostNamespaces{Net: *hostNet, Mnt: *hostMnt},
+	}
+	return s.Run(ctx, localcluster.BaseImages{Pause: *pause, Busybox: *busybox})
+}
 
-	cp, err := controlplane.Start()
-	if err != nil {
+type fileFlags []string
+
+func (f *fileFlags) String() string     { return strings.Join(*f, ",") }
+func (f *fileFlags) Set(v string) error { *f = append(*f, v); return nil }
+
+func buildImage(args []string) error {
+	fs := flag.NewFlagSet("image", flag.ContinueOnError)
+	base := fs.String("base", "", "base image (default: empty)")
+	push := fs.String("push", "", "reference to push to")
+	entrypoint := fs.String("entrypoint", "", "entrypoint (default: the first --file)")
+	var files fileFlags
+	fs.Var(&files, "file", "/DEST=SRC: a host file in the image; repeatable")
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	defer func() {
-		_ = os.Remove(kubeconfigPath)
-		if err := cp.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "localcluster: stopping:", err)
+	if *push == "" || len(files) == 0 {
+		return errors.New("image: --push and at least one --file are required")
+	}
+	img := empty.Image
+	if *base != "" {
+		var err error
+		if img, err = localcluster.Pull(*base); err != nil {
+			return fmt.Errorf("pulling base %s: %w", *base, err)
 		}
-	}()
-	kubeconfig, err := cp.AdminKubeconfig()
+	}
+	var layer []localcluster.File
+	for _, f := range files {
+		dest, src, ok := strings.Cut(f, "=")
+		if !ok || !strings.HasPrefix(dest, "/") {
+			return fmt.Errorf("image: --file %q: want /DEST=SRC", f)
+		}
+		data, err := os.ReadFile(src)
+		if err != nil {
+			return err
+		}
+		layer = append(layer, localcluster.File{Path: strings.TrimPrefix(dest, "/"), Mode: 0o755, Content: data})
+	}
+	ep := *entrypoint
+	if ep == "" {
+		ep, _, _ = strings.Cut(files[0], "=")
+	}
+	out, err := localcluster.Build(img, layer, []string{ep}, localcluster.NonRootUID)
 	if err != nil {
 		return err
 	}
-	// Written last and atomically: its presence tells hack/cluster.sh the cluster is ready.
-	tmp := kubeconfigPath + ".tmp"
-	if err := os.WriteFile(tmp, kubeconfig, 0o600); err != nil {
+	ref, err := localcluster.Push(out, *push)
+	if err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, kubeconfigPath); err != nil {
-		return err
-	}
-	fmt.Printf("control plane at %s; kubeconfig %s; image registry %s\n", cp.Config.Host, kubeconfigPath, host)
-	<-signals
+	fmt.Println(ref)
 	return nil
 }
 
-// demoImages are pushed to the local registry so Providers on the local
-// control plane can resolve their images to digests without the internet.
-var demoImages = []string{"demo/provider:0.1.0", "demo/compiler-tfx:0.1.0", "demo/operator:0.1.0"}
+func cleanup(args []string) error {
+	fs := flag.NewFlagSet("cleanup", flag.ContinueOnError)
+	netns := fs.String("netns", "", "the cluster's network namespace, as /proc/PID/ns/net reads")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *netns != "" {
+		if host, _ := os.Readlink("/proc/self/ns/net"); host == *netns {
+			return errors.New("cleanup: refusing to kill processes in the host's network namespace")
+		}
+		for _, pid := range localcluster.ProcessesInNetns(*netns) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	return localcluster.RemoveCgroups()
+}

@@ -167,6 +167,14 @@ func (r *Reconciler[T]) explainFailure(ctx context.Context, pr *tektonv1.Pipelin
 		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: pr.Namespace, Name: child.Name}, tr); err != nil {
 			continue
 		}
+		// The report step fails the TaskRun after writing the provider's
+		// error; Tekton keeps it in the TaskRun's results even when it does
+		// not copy it to the failed PipelineRun's.
+		for _, res := range tr.Status.Results {
+			if res.Name == taskdef.ResultProviderError && res.Value.StringVal != "" {
+				return fmt.Sprintf("provider error (PipelineRun %s/%s): %s", pr.Namespace, pr.Name, res.Value.StringVal)
+			}
+		}
 		if c := tr.Status.GetCondition(apis.ConditionSucceeded); c != nil && c.IsFalse() {
 			why = append(why, fmt.Sprintf("task %s failed: %s", child.PipelineTaskName, c.Message))
 		}

@@ -89,7 +89,7 @@ func RepoRoot() string {
 var buildOnce sync.Once
 
 // AssetsDir returns KUBEBUILDER_ASSETS, or bin/ after building the binaries
-// there if missing (hack/build-control-plane.sh holds a lock, so parallel
+// there if missing (hack/build-cluster.sh holds a lock, so parallel
 // test packages build once).
 func AssetsDir() (string, error) {
 	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" && hasBinaries(dir) {
@@ -101,7 +101,7 @@ func AssetsDir() (string, error) {
 		if hasBinaries(dir) {
 			return
 		}
-		cmd := exec.Command(filepath.Join(RepoRoot(), "hack", "build-control-plane.sh"))
+		cmd := exec.Command(filepath.Join(RepoRoot(), "hack", "build-cluster.sh"), "envtest")
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if runErr := cmd.Run(); runErr != nil {
 			err = fmt.Errorf("building kube-apiserver and etcd into %s: %w", dir, runErr)

@@ -1,0 +1,203 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const syncTimeout = 3 * time.Minute
+
+// TestEveryKindLifecycle creates, updates (where the kind has one) and
+// deletes one resource of every kind in a namespace that enforces Pod
+// Security `restricted`: each operation is a PipelineRun that Tekton runs on
+// the node, as the provider's service account, and its result reaches the
+// resource's status.
+func TestEveryKindLifecycle(t *testing.T) {
+	ns := namespace(t, "e2e-kinds")
+	installProvider(t, ns, "kfp")
+
+	t.Run("Pipeline", func(t *testing.T) {
+		t.Parallel()
+		create(t, ns, fmt.Sprintf(`
+kind: Pipeline
+metadata: {name: penguin}
+spec:
+  provider: kfp
+  image: %s
+  env: [{name: PIPELINE_GREETING, value: hello}]
+  framework: {name: fixture}
+`, images["FIXTURE_PIPELINE_IMAGE"]))
+		lifecycle(t, ns, "Pipeline", "penguin", "pipeline", `{"spec":{"env":[{"name":"PIPELINE_GREETING","value":"hello again"}]}}`)
+	})
+	t.Run("Experiment", func(t *testing.T) {
+		t.Parallel()
+		create(t, ns, `
+kind: Experiment
+metadata: {name: tuning}
+spec: {provider: kfp, description: first}
+`)
+		lifecycle(t, ns, "Experiment", "tuning", "experiment", `{"spec":{"description":"second"}}`)
+	})
+	t.Run("RunSchedule", func(t *testing.T) {
+		t.Parallel()
+		create(t, ns, `
+kind: RunSchedule
+metadata: {name: nightly}
+spec:
+  provider: kfp
+  pipeline: penguin
+  experimentName: tuning
+  parameters: [{name: TRAINING_RUNS, value: "3"}]
+  schedule: {cronExpression: "0 2 * * *"}
+`)
+		lifecycle(t, ns, "RunSchedule", "nightly", "runschedule", `{"spec":{"schedule":{"cronExpression":"0 3 * * *"}}}`)
+	})
+	t.Run("Run", func(t *testing.T) {
+		t.Parallel()
+		create(t, ns, `
+kind: Run
+metadata: {name: once}
+spec:
+  provider: kfp
+  pipeline: penguin
+  experimentName: tuning
+  parameters: [{name: TRAINING_RUNS, value: "1"}]
+`)
+		lifecycle(t, ns, "Run", "once", "run", "")
+	})
+	t.Run("RunConfiguration", func(t *testing.T) {
+		t.Parallel()
+		create(t, ns, fmt.Sprintf(`
+kind: Pipeline
+metadata: {name: penguin-rc}
+spec: {provider: kfp, image: %s, framework: {name: fixture}}
+`, images["FIXTURE_PIPELINE_IMAGE"]))
+		create(t, ns, `
+kind: RunConfiguration
+metadata: {name: training}
+spec:
+  run:
+    provider: kfp
+    pipeline: penguin-rc
+    experimentName: tuning
+    parameters: [{name: TRAINING_RUNS, value: "5"}]
+  triggers:
+    schedules: [{cronExpression: "0 4 * * *"}]
+    onChange: [runSpec]
+`)
+		waitFor(t, syncTimeout, "RunConfiguration synchronised", func() (bool, string) {
+			return synchronised(get(t, "RunConfiguration", ns, "training"))
+		})
+		// Its children are resources of their own, each synchronised through Tekton.
+		for _, kind := range []string{"RunSchedule", "Run"} {
+			waitFor(t, syncTimeout, "the RunConfiguration's "+kind, func() (bool, string) {
+				children := childrenOf(t, ns, kind, "training")
+				if len(children) != 1 {
+					return false, fmt.Sprintf("%d %ss owned by the RunConfiguration", len(children), kind)
+				}
+				return synchronised(get(t, kind, ns, children[0]))
+			})
+		}
+		remove(t, "RunConfiguration", ns, "training")
+		waitFor(t, syncTimeout, "RunConfiguration and its children gone", func() (bool, string) {
+			left := len(childrenOf(t, ns, "RunSchedule", "training")) + len(childrenOf(t, ns, "Run", "training"))
+			return get(t, "RunConfiguration", ns, "training") == nil && left == 0, fmt.Sprintf("%d children left", left)
+		})
+	})
+}
+
+// lifecycle checks a created resource through synchronisation, an update
+// (unless update is empty) and deletion.
+func lifecycle(t *testing.T, ns, kind, name, providerKind, update string) {
+	t.Helper()
+	waitFor(t, syncTimeout, kind+" created", func() (bool, string) { return synchronised(get(t, kind, ns, name)) })
+	obj := get(t, kind, ns, name)
+	id, _, _ := unstructuredString(obj, "status", "provider", "id")
+	assert.Equal(t, fmt.Sprintf("%s/%s/%s", providerKind, ns, name), id, "the fixture provider's id reached status.provider.id")
+	checkRuns(t, ns, kind, name, "create")
+
+	if update != "" {
+		patch(t, kind, ns, name, update)
+		waitFor(t, syncTimeout, kind+" updated", func() (bool, string) { return synchronised(get(t, kind, ns, name)) })
+		checkRuns(t, ns, kind, name, "update")
+	}
+
+	remove(t, kind, ns, name)
+	sawDelete := false
+	waitFor(t, syncTimeout, kind+" deleted through its delete operation", func() (bool, string) {
+		for _, pr := range runsOf(t, ns, kind, name) {
+			if pr.Labels["pipelines.kubeflow.org/operation"] == "delete" {
+				sawDelete = true
+			}
+		}
+		return get(t, kind, ns, name) == nil, "still there"
+	})
+	assert.True(t, sawDelete, "a delete PipelineRun ran before the resource went")
+}
+
+// checkRuns: the operation's PipelineRun succeeded, and its pods ran on the
+// node as the provider's service account.
+func checkRuns(t *testing.T, ns, kind, name, op string) {
+	t.Helper()
+	var found bool
+	for _, pr := range runsOf(t, ns, kind, name) {
+		if pr.Labels["pipelines.kubeflow.org/operation"] != op || succeededCondition(&pr) != "True" {
+			continue
+		}
+		found = true
+		assert.Equal(t, "kfp-provider", pr.Spec.TaskRunTemplate.ServiceAccountName)
+		pods := podsOf(t, ns, pr.Name)
+		require.NotEmpty(t, pods, "PipelineRun %s ran pods", pr.Name)
+		for _, pod := range pods {
+			assert.Equal(t, "kfp-provider", pod.Spec.ServiceAccountName)
+			assert.Equal(t, "kfp-node", pod.Spec.NodeName)
+			// Every step ran to completion on the node (the pod's phase may lag Tekton's verdict).
+			require.NotEmpty(t, pod.Status.ContainerStatuses, "pod %s", pod.Name)
+			for _, c := range pod.Status.ContainerStatuses {
+				if assert.NotNil(t, c.State.Terminated, "pod %s container %s finished", pod.Name, c.Name) {
+					assert.Zero(t, c.State.Terminated.ExitCode, "pod %s container %s", pod.Name, c.Name)
+				}
+			}
+		}
+	}
+	assert.True(t, found, "a succeeded %s PipelineRun of %s %s", op, kind, name)
+}
+
+// childrenOf lists the names of kind owned by a RunConfiguration.
+func childrenOf(t *testing.T, ns, kind, owner string) []string {
+	t.Helper()
+	var names []string
+	for _, obj := range list(t, ns, kind) {
+		for _, ref := range obj.GetOwnerReferences() {
+			if ref.Kind == "RunConfiguration" && ref.Name == owner {
+				names = append(names, obj.GetName())
+			}
+		}
+	}
+	return names
+}
+
+func unstructuredString(obj interface{ UnstructuredContent() map[string]any }, fields ...string) (string, bool, error) {
+	m := obj.UnstructuredContent()
+	for i, f := range fields {
+		v, ok := m[f]
+		if !ok {
+			return "", false, nil
+		}
+		if i == len(fields)-1 {
+			s, ok := v.(string)
+			return s, ok, nil
+		}
+		if m, ok = v.(map[string]any); !ok {
+			return "", false, fmt.Errorf("%s is not an object", strings.Join(fields[:i+1], "."))
+		}
+	}
+	return "", false, nil
+}

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The end-to-end suite on the local real cluster: brings the cluster up
+# (unless it already runs, then leaves it running), installs the operator
+# with its chart and runs ./e2e inside the cluster's namespace. A cluster this
+# script started is stopped again, whatever the outcome.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+if ./hack/cluster.sh status >/dev/null 2>&1; then
+  echo "using the running local cluster"
+else
+  trap './hack/cluster.sh down' EXIT
+  ./hack/cluster.sh up
+fi
+go mod download  # the namespace has no route to the module proxy
+./hack/cluster.sh exec ./hack/install-operator.sh
+set +e
+./hack/cluster.sh exec env GOPROXY=off GOFLAGS=-mod=readonly \
+  go test -tags e2e -count=1 -timeout 40m ${E2E_RUN:+-run "$E2E_RUN"} -v ./e2e/ 2>&1 | tee "$root/bin/e2e.log"
+status=${PIPESTATUS[0]}
+set -e
+exit "$status"

@@ -1,0 +1,89 @@
+// Command compiler is a TEST FIXTURE, not a product compiler: a compiler
+// image for the shared Tasks' compile contract (tasks/README.md).
+//
+// Run with one argument DIR (the inject-compiler step), it copies itself to
+// DIR/compile.sh. Run as compile.sh --pipeline_config F --output_file F (the
+// compile step, inside the pipeline's image), it writes a definition naming
+// the pipeline, its image and the environment it was compiled with; a
+// framework parameter "fixture-fail" makes it exit 1 with that message.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+func main() {
+	if len(os.Args) == 2 && !strings.HasPrefix(os.Args[1], "-") {
+		if err := inject(os.Args[1]); err != nil {
+			fmt.Fprintln(os.Stderr, "fixture compiler:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := compile(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "fixture compiler:", err)
+		os.Exit(1)
+	}
+}
+
+func inject(dir string) error {
+	self, err := os.Open("/proc/self/exe")
+	if err != nil {
+		return err
+	}
+	defer self.Close()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	out, err := os.OpenFile(filepath.Join(dir, "compile.sh"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, self); err != nil {
+		return err
+	}
+	return out.Close()
+}
+
+func compile(args []string) error {
+	fs := flag.NewFlagSet("compile.sh", flag.ContinueOnError)
+	configPath := fs.String("pipeline_config", "", "")
+	outputPath := fs.String("output_file", "", "")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	data, err := os.ReadFile(*configPath)
+	if err != nil {
+		return err
+	}
+	var cfg struct {
+		Name      string `json:"name"`
+		Image     string `json:"image"`
+		Framework struct {
+			Parameters map[string]json.RawMessage `json:"parameters"`
+		} `json:"framework"`
+	}
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		return fmt.Errorf("pipeline config: %w", err)
+	}
+	if raw, ok := cfg.Framework.Parameters["fixture-fail"]; ok {
+		return fmt.Errorf("compilation failed: %s", raw)
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "PIPELINE_") {
+			env = append(env, kv)
+		}
+	}
+	sort.Strings(env)
+	def, _ := json.Marshal(map[string]any{"pipeline": cfg.Name, "image": cfg.Image, "env": env})
+	fmt.Printf("fixture compiler: compiled %s\n", def)
+	return os.WriteFile(*outputPath, def, 0o644)
+}

@@ -1,0 +1,131 @@
+// Command provider is a TEST FIXTURE, not the product's backend: a provider
+// implementing the CLI contract of tasks/README.md whose behaviour the
+// end-to-end tests control through the Provider's spec.parameters:
+//
+//	parameters:
+//	  fixture:
+//	    "Pipeline/my-pipeline": {"error": "quota exceeded", "exitCode": 1, "sleep": "20s"}
+//	    "*": {...}          # every resource without an entry of its own
+//
+// Without an entry it succeeds with a stable id. It prints the resource it
+// received to stdout, so a test can read it back from the step's log.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+)
+
+type behaviour struct {
+	Error    string `json:"error"`
+	ExitCode int    `json:"exitCode"`
+	Sleep    string `json:"sleep"`
+	NoOutput bool   `json:"noOutput"`
+}
+
+type resource struct {
+	Kind     string `json:"kind"`
+	Metadata struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+		UID       string `json:"uid"`
+	} `json:"metadata"`
+	Status struct {
+		Provider struct {
+			ID string `json:"id"`
+		} `json:"provider"`
+	} `json:"status"`
+}
+
+type providerConfig struct {
+	Spec struct {
+		Parameters map[string]json.RawMessage `json:"parameters"`
+	} `json:"spec"`
+}
+
+func main() {
+	if len(os.Args) < 3 {
+		fail("usage: provider KIND OPERATION --provider-config F --resource F --output F [--pipeline-definition F]")
+	}
+	kind, op := os.Args[1], os.Args[2]
+	fs := flag.NewFlagSet("provider", flag.ExitOnError)
+	configPath := fs.String("provider-config", "", "")
+	resourcePath := fs.String("resource", "", "")
+	outputPath := fs.String("output", "", "")
+	definition := fs.String("pipeline-definition", "", "")
+	_ = fs.Parse(os.Args[3:])
+
+	rawResource, err := os.ReadFile(*resourcePath)
+	if err != nil {
+		fail(err.Error())
+	}
+	fmt.Printf("fixture provider: %s %s received resource %s\n", kind, op, rawResource)
+	var res resource
+	var cfg providerConfig
+	if err := json.Unmarshal(rawResource, &res); err != nil {
+		fail("resource: " + err.Error())
+	}
+	if err := readJSON(*configPath, &cfg); err != nil {
+		fail("provider config: " + err.Error())
+	}
+	if *definition != "" {
+		def, err := os.ReadFile(*definition)
+		if err != nil {
+			fail("pipeline definition: " + err.Error())
+		}
+		fmt.Printf("fixture provider: pipeline definition %s\n", def)
+	}
+	b := lookup(cfg, res.Kind+"/"+res.Metadata.Name)
+	if b.Sleep != "" {
+		d, err := time.ParseDuration(b.Sleep)
+		if err != nil {
+			fail("sleep: " + err.Error())
+		}
+		time.Sleep(d)
+	}
+	id := res.Status.Provider.ID
+	if id == "" {
+		id = fmt.Sprintf("%s/%s/%s", kind, res.Metadata.Namespace, res.Metadata.Name)
+	}
+	out := map[string]string{"id": id}
+	if b.Error != "" {
+		out = map[string]string{"error": b.Error}
+	}
+	if !b.NoOutput {
+		data, _ := json.Marshal(out)
+		if err := os.WriteFile(*outputPath, data, 0o644); err != nil {
+			fail(err.Error())
+		}
+	}
+	fmt.Printf("fixture provider: %s %s answered %v\n", kind, op, out)
+	os.Exit(b.ExitCode)
+}
+
+func lookup(cfg providerConfig, key string) behaviour {
+	var table map[string]behaviour
+	if raw, ok := cfg.Spec.Parameters["fixture"]; ok {
+		if err := json.Unmarshal(raw, &table); err != nil {
+			fail("parameters.fixture: " + err.Error())
+		}
+	}
+	if b, ok := table[key]; ok {
+		return b
+	}
+	return table["*"]
+}
+
+func readJSON(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, v)
+}
+
+func fail(msg string) {
+	fmt.Fprintln(os.Stderr, "fixture provider:", msg)
+	os.Exit(2)
+}
