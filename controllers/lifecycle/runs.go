@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	"knative.dev/pkg/apis"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -176,7 +177,7 @@ func (r *Reconciler[T]) explainFailure(ctx context.Context, pr *tektonv1.Pipelin
 			}
 		}
 		if c := tr.Status.GetCondition(apis.ConditionSucceeded); c != nil && c.IsFalse() {
-			why = append(why, fmt.Sprintf("task %s failed: %s", child.PipelineTaskName, c.Message))
+			why = append(why, fmt.Sprintf("task %s failed%s: %s", child.PipelineTaskName, stepsNamedIn(tr, c.Message), c.Message))
 		}
 	}
 	c := pr.Status.GetCondition(apis.ConditionSucceeded)
@@ -184,4 +185,25 @@ func (r *Reconciler[T]) explainFailure(ctx context.Context, pr *tektonv1.Pipelin
 		why = append(why, c.Message)
 	}
 	return fmt.Sprintf("PipelineRun %s/%s failed: %s", pr.Namespace, pr.Name, strings.Join(why, "; "))
+}
+
+// stepsNamedIn names the steps whose image Tekton's failure message
+// mentions: when an image cannot be found, Tekton names the image (and the
+// registry's words) but not always the step that needed it.
+func stepsNamedIn(tr *tektonv1.TaskRun, message string) string {
+	if tr.Status.TaskSpec == nil {
+		return ""
+	}
+	var steps []string
+	for _, step := range tr.Status.TaskSpec.Steps {
+		ref, err := name.ParseReference(step.Image)
+		if err != nil || !strings.Contains(message, ref.Context().RepositoryStr()) {
+			continue
+		}
+		steps = append(steps, fmt.Sprintf("step %q (image %s)", step.Name, step.Image))
+	}
+	if len(steps) == 0 {
+		return ""
+	}
+	return " at " + strings.Join(steps, ", ")
 }
