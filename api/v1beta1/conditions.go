@@ -43,4 +43,7 @@ const (
 	ReasonTasksNotApplied        = "TasksNotApplied"
 	ReasonServiceAccountNotFound = "ServiceAccountNotFound"
 	ReasonImageNotResolvable     = "ImageNotResolvable"
+	// ReasonPodSecurityIncompatible: the workflow namespace enforces Pod
+	// Security `restricted` and Tekton is not configured to run there.
+	ReasonPodSecurityIncompatible = "PodSecurityIncompatible"
 )

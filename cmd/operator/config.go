@@ -48,6 +48,7 @@ func bind(fs *flag.FlagSet, cfg *operator.Config, file *string) {
 	fs.DurationVar(&cfg.RetryBackoffBase.Duration, "retry-backoff-base", cfg.RetryBackoffBase.Duration, "wait before the first retry of a failed operation; doubled per failure")
 	fs.DurationVar(&cfg.RetryBackoffMax.Duration, "retry-backoff-max", cfg.RetryBackoffMax.Duration, "longest wait between retries of a failed operation")
 	fs.DurationVar(&cfg.ArtifactRepositoryTTL.Duration, "artifact-repository-ttl", cfg.ArtifactRepositoryTTL.Duration, "how stale a namespace's artifact-repositories ConfigMap may be when a run is built")
+	fs.StringVar(&cfg.TektonNamespace, "tekton-namespace", cfg.TektonNamespace, "namespace of Tekton's feature-flags ConfigMap (default tekton-pipelines)")
 	fs.DurationVar(&cfg.RetryAfter.Duration, "retry-after", cfg.RetryAfter.Duration, "how soon a resource waiting on something outside the operator is looked at again")
 }
 

@@ -66,6 +66,10 @@ type Config struct {
 	// artifact-repositories ConfigMap may be when a run is built (default 10 s).
 	ArtifactRepositoryTTL metav1.Duration `json:"artifactRepositoryTTL,omitempty"`
 
+	// TektonNamespace is where Tekton's feature-flags ConfigMap lives
+	// (default tekton-pipelines); read to warn about Pod Security.
+	TektonNamespace string `json:"tektonNamespace,omitempty"`
+
 	// SkipNameValidation lets tests start several managers in one process.
 	SkipNameValidation bool `json:"-"`
 }
@@ -86,6 +90,7 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 		WorkflowNamespace: cfg.WorkflowNamespace,
 		Version:           version,
 		RetryAfter:        cfg.RetryAfter.Duration,
+		TektonNamespace:   cfg.TektonNamespace,
 	}
 	opts := controller.Options{MaxConcurrentReconciles: cfg.MaxConcurrentReconciles, SkipNameValidation: &cfg.SkipNameValidation}
 	if err := providers.SetupWithManager(mgr, opts); err != nil {

@@ -50,6 +50,8 @@ type Reconciler struct {
 	Version string
 	// RetryAfter overrides defaultRetryAfter.
 	RetryAfter time.Duration
+	// TektonNamespace holds Tekton's feature-flags ConfigMap (default tekton-pipelines).
+	TektonNamespace string
 
 	tasks *taskApplier
 }
@@ -96,16 +98,29 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		o.imageErr = saErr
 	}
 
+	podSecurity, podSecurityErr := checkPodSecurity(ctx, r.APIReader, namespace, r.tektonNamespace())
+	o.podSecurity = podSecurity
+
 	if err := r.writeStatus(ctx, p, desiredStatus(p, o)); err != nil {
 		return ctrl.Result{}, err
 	}
 	switch {
 	case o.tasksErr != nil && !apierrors.IsNotFound(o.tasksErr):
 		return ctrl.Result{}, o.tasksErr // transient: back off
-	case o.tasksErr != nil, o.serviceAccountErr != nil, o.imageErr != nil:
+	case podSecurityErr != nil:
+		return ctrl.Result{}, podSecurityErr
+	// Tekton's flags are not watched: a fixed flag is noticed at the next retry.
+	case o.tasksErr != nil, o.serviceAccountErr != nil, o.imageErr != nil, o.podSecurity != "":
 		return ctrl.Result{RequeueAfter: r.retryAfter()}, nil
 	}
 	return ctrl.Result{}, nil
+}
+
+func (r *Reconciler) tektonNamespace() string {
+	if r.TektonNamespace != "" {
+		return r.TektonNamespace
+	}
+	return DefaultTektonNamespace
 }
 
 func (r *Reconciler) retryAfter() time.Duration {

@@ -21,6 +21,8 @@ type observation struct {
 	image             string
 	frameworks        []pipelinesv1beta1.Framework
 	imageErr          error
+	// podSecurity says why Pod Security admission would refuse every run's pods.
+	podSecurity string
 }
 
 // readyCondition is the Ready condition the observation warrants; the first
@@ -44,6 +46,9 @@ func readyCondition(p *pipelinesv1beta1.Provider, o observation) metav1.Conditio
 	case o.imageErr != nil:
 		c.Reason = pipelinesv1beta1.ReasonImageNotResolvable
 		c.Message = o.imageErr.Error()
+	case o.podSecurity != "":
+		c.Reason = pipelinesv1beta1.ReasonPodSecurityIncompatible
+		c.Message = o.podSecurity
 	default:
 		c.Status = metav1.ConditionTrue
 		c.Reason = pipelinesv1beta1.ReasonTasksApplied
