@@ -87,6 +87,7 @@ func objects(t *testing.T, manifests string) []*unstructured.Unstructured {
 
 func TestChartsApplyWithServerSideDryRun(t *testing.T) {
 	ensureNamespace(t, "kfp-tekton-operator")
+	ensureNamespace(t, "tekton-pipelines") // Tekton's, where the operator may read its feature flags
 	ensureNamespace(t, "team-a")
 	ensureNamespace(t, "kfp-workflows")
 	cases := map[string][]string{
@@ -148,6 +149,7 @@ func TestChartCRDsAreTheGeneratedOnes(t *testing.T) {
 func TestChartRBACIsEnoughForTheOperator(t *testing.T) {
 	ctx := context.Background()
 	ensureNamespace(t, "kfp-tekton-operator")
+	ensureNamespace(t, "tekton-pipelines")
 	ns := "rbac-team"
 	ensureNamespace(t, ns)
 	operatorRBAC := helm(t, "template", "op", "config/helm/kfp-tekton-operator", "--namespace", "kfp-tekton-operator",
