@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# The main job on the local default: the local control plane (with an image
-# registry on 127.0.0.1), the operator running against it, a provider
-# installed into team-a with the provider chart, the samples applied, and a
-# release triggered with prgen. Everything keeps running afterwards; stop it
-# with `make cluster-down`.
-# Against a real cluster with Tekton installed, see README ("Install").
+# The main job on the local default, a real single-node cluster with real
+# Tekton (DESIGN §9): the operator installed with its chart, a provider
+# installed into team-a with the provider chart, the samples applied and
+# every operation executed by Tekton on the node, cross-namespace use refused
+# then allowed, an invalid Pipeline refused, and prgen's release runs
+# validated by Tekton's webhook. Safe to run again with the cluster up.
+# Everything keeps running afterwards; `make cluster-down` stops it.
+#
+# The provider and compiler are the project's contract-test fixtures
+# (internal/testfixtures): they implement the provider contract against no
+# real backend. The demo says so where it matters.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -12,40 +17,47 @@ bin=$root/bin
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-step "local control plane"
-./hack/cluster.sh up
-export KUBECONFIG=$bin/kubeconfig
-registry=$(cat "$bin/registry")
-
-step "operator (log: bin/operator.log)"
-go build -o "$bin/operator" ./cmd/operator
-if [ -f "$bin/operator.pid" ] && kill -0 "$(cat "$bin/operator.pid")" 2>/dev/null; then
-  kill "$(cat "$bin/operator.pid")"; sleep 1
+if [ -z "${KFP_DEMO_INSIDE:-}" ]; then
+  step "local real cluster (node, containerd, Tekton v1.15.1)"
+  ./hack/cluster.sh up
+  go mod download # the cluster's namespace has no route to the module proxy
+  step "operator image built and installed with its Helm chart (2 replicas, leader election)"
+  ./hack/cluster.sh exec ./hack/install-operator.sh
+  exec ./hack/cluster.sh exec env KFP_DEMO_INSIDE=1 "$0" "$@"
 fi
-KFP_HELPER_IMAGE=$registry/demo/operator:0.1.0 nohup "$bin/operator" --kubeconfig "$KUBECONFIG" \
-  --metrics-bind-address 0 --health-probe-bind-address 127.0.0.1:0 --retry-after 5s >"$bin/operator.log" 2>&1 &
-echo $! >"$bin/operator.pid"
-echo "operator pid $(cat "$bin/operator.pid")"
 
-step "install a provider into team-a (provider chart)"
-kubectl create namespace team-a --dry-run=client -o yaml | kubectl apply -f -
-"$bin/helm" template kfp config/helm/kfp-tekton-provider --namespace team-a \
-  --set provider.image="$registry/demo/provider:0.1.0" \
-  --set 'provider.frameworks[0].name=tfx' --set "provider.frameworks[0].image=$registry/demo/compiler-tfx:0.1.0" |
-  kubectl apply --server-side --field-manager=demo -f -
+# From here on: inside the cluster's network namespace.
+# shellcheck disable=SC1091
+. "$bin/images.env"
+kubectl get pods -n kfp-tekton-operator -o wide
+
+step "install a provider into team-a (provider chart; Pod Security 'restricted' enforced there)"
+echo "NOTE: the provider and compiler images are the project's contract-test fixtures (internal/testfixtures):"
+echo "      they answer every operation without a real backend. The Tekton provider is the next step."
+kubectl create namespace team-a --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+kubectl label namespace team-a pod-security.kubernetes.io/enforce=restricted --overwrite >/dev/null
+# The samples' pipeline image, as a local image the fixture compiler can run in.
+"$bin/localcluster" image --base "$REGISTRY/base/static:latest" --file /pause="$bin/pause" \
+  --push "$REGISTRY/samples/penguin-pipeline:0.3.1" >/dev/null
+helm upgrade --install kfp config/helm/kfp-tekton-provider --namespace team-a \
+  --set provider.image="$FIXTURE_PROVIDER_IMAGE" \
+  --set 'provider.frameworks[0].name=tfx' --set "provider.frameworks[0].image=$FIXTURE_COMPILER_IMAGE" >/dev/null
 kubectl wait --for=condition=Ready provider/kfp -n team-a --timeout=120s
-
-step "kubectl get mlprv,tasks -n team-a"
 kubectl get mlprv -n team-a -o wide
 kubectl get tasks -n team-a
 
 step "apply the samples (all but the Provider, which the chart installed) into team-a"
 for f in config/samples/*.yaml; do
-  [ "$(basename "$f")" = provider.yaml ] || kubectl apply -n team-a -f "$f"
+  [ "$(basename "$f")" = provider.yaml ] && continue
+  sed "s#ghcr.io/kfp-tekton-operator/penguin-pipeline#$REGISTRY/samples/penguin-pipeline#" "$f" | kubectl apply -n team-a -f -
 done
+echo "waiting for every resource to be synchronised by Tekton on the node..."
+kubectl wait -n team-a --for=condition=Ready --timeout=240s \
+  pipeline/penguin-pipeline experiment/penguin-experiment runschedule/penguin-nightly runconfiguration/penguin-training
 
 step "team-b uses team-a's provider: refused until team-a allows it"
-kubectl create namespace team-b --dry-run=client -o yaml | kubectl apply -f -
+kubectl create namespace team-b --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+kubectl delete experiment shared-experiment -n team-b --ignore-not-found --wait=true >/dev/null
 kubectl apply -n team-b -f - <<'YAML'
 apiVersion: pipelines.kubeflow.org/v1beta1
 kind: Experiment
@@ -59,22 +71,20 @@ kubectl wait -n team-b --for=jsonpath='{.status.conditions[?(@.type=="Ready")].r
   experiment/shared-experiment --timeout=60s
 kubectl get mlexp -n team-b shared-experiment -o jsonpath='{.status.conditions[?(@.type=="Ready")].message}{"\n"}'
 kubectl patch mlprv kfp -n team-a --type=merge -p '{"spec":{"allowedNamespaces":["team-b"]}}'
-kubectl wait -n team-b --for=jsonpath='{.status.conditions[?(@.type=="Synchronized")].reason}'=Creating \
-  experiment/shared-experiment --timeout=60s
+kubectl wait -n team-b --for=condition=Ready experiment/shared-experiment --timeout=120s
 
-sleep 2
 step "every resource with its conditions"
 for ns in team-a team-b; do
-  kubectl get kfp -n "$ns" -o custom-columns='KIND:.kind,NAMESPACE:.metadata.namespace,NAME:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].status,REASON:.status.conditions[?(@.type=="Ready")].reason,SYNCHRONIZED:.status.conditions[?(@.type=="Synchronized")].reason,MESSAGE:.status.conditions[?(@.type=="Ready")].message'
+  kubectl get kfp -n "$ns" -o custom-columns='KIND:.kind,NAMESPACE:.metadata.namespace,NAME:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].status,SYNCHRONIZED:.status.conditions[?(@.type=="Synchronized")].reason,PROVIDER ID:.status.provider.id'
 done
 
-step "every PipelineRun the operator created: namespace, service account, labels"
-kubectl get pipelineruns -A -l app.kubernetes.io/managed-by=kfp-tekton-operator \
-  -o custom-columns='NAMESPACE:.metadata.namespace,NAME:.metadata.name,SERVICEACCOUNT:.spec.taskRunTemplate.serviceAccountName,KIND:.metadata.labels.pipelines\.kubeflow\.org/owner\.kind,OWNER:.metadata.annotations.pipelines\.kubeflow\.org/owner,OPERATION:.metadata.labels.pipelines\.kubeflow\.org/operation,TASK:.spec.pipelineSpec.tasks[0].taskRef.name'
-echo
-echo "NOTE: the local control plane has no Tekton controller (and no kubelet): these PipelineRuns stay"
-echo "pending, so the resources stay Creating and the RunConfiguration waits for its Pipeline's version."
-echo "On a cluster with Tekton installed they run (README: Install on a cluster)."
+step "the PipelineRuns that did it (tkn pipelinerun list -n team-a), and their pods on the node"
+tkn pipelinerun list -n team-a --limit 12
+kubectl get pods -n team-a -o wide | head -8
+run=$(kubectl get pipelineruns -n team-a -l pipelines.kubeflow.org/owner.kind=pipeline,pipelines.kubeflow.org/operation=create \
+  -o jsonpath='{.items[0].metadata.name}')
+step "tkn pipelinerun logs $run -n team-a (the compile step and the provider step)"
+tkn pipelinerun logs "$run" -n team-a | grep -E 'fixture (compiler|provider)' | cut -c1-240
 
 step "an invalid Pipeline is refused with the field named"
 if kubectl apply -n team-a -f - <<'YAML'; then echo "unexpectedly accepted" >&2; exit 1; fi
@@ -89,11 +99,12 @@ spec:
     name: tfx
 YAML
 
-step "prgen: trigger the operator's release at main (ci/releases.yaml)"
-kubectl create namespace kfp-tekton-ci --dry-run=client -o yaml | kubectl apply -f -
-kubectl apply -n kfp-tekton-ci -f ci/tasks/
-go run ./cmd/prgen -f ci/releases.yaml --select app=operator,version=main | kubectl create -f -
-kubectl get pipelineruns -n kfp-tekton-ci -l app=operator,version=main
+step "prgen: the operator's release at main, validated by Tekton's admission webhook (server dry run)"
+echo "(the release Tasks need kaniko and git images and the internet; neither is here, so nothing is started)"
+kubectl create namespace kfp-tekton-ci --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+kubectl apply -n kfp-tekton-ci -f ci/tasks/ >/dev/null
+go run ./cmd/prgen -f ci/releases.yaml --select app=operator,version=main | kubectl create --dry-run=server -f -
 
 step "done"
-echo "Everything keeps running: export KUBECONFIG=$KUBECONFIG; stop it with make cluster-down"
+echo "Everything keeps running. Look around with: make shell   (then kubectl, tkn, helm)"
+echo "Stop it with: make cluster-down"
