@@ -70,7 +70,9 @@ YAML
 kubectl wait -n team-b --for=jsonpath='{.status.conditions[?(@.type=="Ready")].reason}'=NamespaceNotAllowed \
   experiment/shared-experiment --timeout=60s
 kubectl get mlexp -n team-b shared-experiment -o jsonpath='{.status.conditions[?(@.type=="Ready")].message}{"\n"}'
-kubectl patch mlprv kfp -n team-a --type=merge -p '{"spec":{"allowedNamespaces":["team-b"]}}'
+# The platform engineer changes the chart's values (so the next `make demo`'s install resets them).
+helm upgrade kfp config/helm/kfp-tekton-provider --namespace team-a --reuse-values --set 'provider.allowedNamespaces={team-b}' >/dev/null
+echo "helm upgrade kfp ... --set 'provider.allowedNamespaces={team-b}'"
 kubectl wait -n team-b --for=condition=Ready experiment/shared-experiment --timeout=120s
 
 step "every resource with its conditions"
