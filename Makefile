@@ -56,6 +56,10 @@ bench: envtest-assets ## Run the benchmarks and print their figures.
 	go run ./bench/providers -providers 500 -namespaces 100
 	go run ./bench/pipelines -pipelines 1000
 
+.PHONY: bench-cluster
+bench-cluster: ## Figures of the local real cluster (pod, TaskRun, operation latency; memory); run after make demo.
+	./hack/cluster.sh exec go run ./bench/cluster -n 10
+
 ##@ Local cluster
 
 .PHONY: envtest-assets
