@@ -49,7 +49,7 @@ up() {
   if running; then echo "already running (pid $(cat "$pidfile")); hack/cluster.sh shell"; return; fi
   [ -f "$netnsfile" ] && down >/dev/null  # a crashed cluster's leftovers
   # The cgroup root is machine-wide: one local cluster at a time.
-  if find /sys/fs/cgroup/*/kfp-tekton-local -name cgroup.procs -size +0 2>/dev/null | grep -q .; then
+  if find /sys/fs/cgroup/*/kfp-tekton-local -name cgroup.procs -exec grep -l . {} + 2>/dev/null | grep -q .; then
     echo "another local cluster (from another checkout?) is running: stop it with its make cluster-down first" >&2
     exit 1
   fi
