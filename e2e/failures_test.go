@@ -187,3 +187,24 @@ func mustRef(t *testing.T, s string) name.Reference {
 	require.NoError(t, err)
 	return ref
 }
+
+// TestLongProviderErrorKeepsItsWords: a 5 KB provider error made of the
+// characters JSON escapes most (<, &, quotes, newlines) overflows Tekton's
+// 4096-byte termination message unless cut on its escaped size; cut so, the
+// provider's own words reach the condition, marked as truncated.
+func TestLongProviderErrorKeepsItsWords(t *testing.T) {
+	ns := namespace(t, "e2e-longerror")
+	installProvider(t, ns, "kfp")
+	words := "quota <exceeded> & \"denied\"\n" + strings.Repeat("<&\"\n", 1250)
+	provider(t, ns, "verbose", images["FIXTURE_PROVIDER_IMAGE"], fmt.Sprintf(`{"Experiment/chatty": {"error": %q, "exitCode": 1}}`, words))
+	create(t, ns, `
+kind: Experiment
+metadata: {name: chatty}
+spec: {provider: verbose}
+`)
+	waitFor(t, 2*time.Minute, "the provider's words, truncated, in the condition", func() (bool, string) {
+		s, r, m := condition(get(t, "Experiment", ns, "chatty"), "Ready")
+		return s == "False" && strings.Contains(m, "quota <exceeded> & \"denied\"") && strings.Contains(m, "…(truncated)"),
+			fmt.Sprintf("Ready=%s %s: %.300s", s, r, m)
+	})
+}

@@ -15,11 +15,13 @@ import (
 	"unicode/utf8"
 )
 
-// Limits on the results: Tekton stores results in the termination message,
-// 4096 bytes for all of a TaskRun's results together.
+// Limits on the results. Tekton stores a step's results in its termination
+// message, 4096 bytes for all of them together, JSON-encoded: a `<` takes six
+// bytes there, a newline two. So the limits apply to the escaped form, with
+// room left for Tekton's framing (keys, types, the step's start time).
 const (
-	maxIDBytes    = 1024
-	maxErrorBytes = 2800
+	maxIDEscaped      = 1024
+	maxResultsEscaped = 4096 - 512
 )
 
 func run(args []string, getenv func(string) string) error {
@@ -94,13 +96,13 @@ func (r *resultFlags) write(id, msg string) error {
 	if r.id == "" || r.errPath == "" {
 		return errors.New("--id-result and --error-result are required")
 	}
-	if len(id) > maxIDBytes {
-		id, msg = "", fmt.Sprintf("provider returned an id of %d bytes; at most %d are allowed", len(id), maxIDBytes)
+	if n := escapedLen(id); n > maxIDEscaped {
+		id, msg = "", fmt.Sprintf("provider returned an id of %d bytes (%d JSON-escaped); at most %d escaped bytes are allowed", len(id), n, maxIDEscaped)
 	}
 	if err := os.WriteFile(r.id, []byte(id), 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(r.errPath, []byte(truncate(msg, maxErrorBytes)), 0o644)
+	return os.WriteFile(r.errPath, []byte(truncateEscaped(msg, maxResultsEscaped-escapedLen(id))), 0o644)
 }
 
 // errOperationFailed is returned after the results are written when the
@@ -193,15 +195,38 @@ func readOutput(path string) (output, error) {
 	return out, nil
 }
 
-// truncate cuts s to at most n bytes on a rune boundary, saying so.
-func truncate(s string, n int) string {
-	if len(s) <= n {
+// escapedLen is the length of s as a JSON string body, as Tekton writes it
+// (Go's encoder: HTML-safe escapes, invalid UTF-8 as U+FFFD).
+func escapedLen(s string) int {
+	b, _ := json.Marshal(s)
+	return len(b) - 2
+}
+
+// truncateEscaped cuts s on a rune boundary so that its JSON-escaped form,
+// with a mark saying it was cut, takes at most n bytes.
+func truncateEscaped(s string, n int) string {
+	if escapedLen(s) <= n {
 		return s
 	}
 	const mark = " …(truncated)"
-	cut := n - len(mark)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
+	budget := n - escapedLen(mark)
+	if len(s) > n { // the escaped form is never shorter than the raw bytes
+		s = s[:n]
 	}
-	return s[:cut] + mark
+	used, cut := 0, 0
+	for i, r := range s {
+		w := escapedLen(string(r))
+		if r == utf8.RuneError {
+			w = 6
+		}
+		if used+w > budget {
+			break
+		}
+		used += w
+		cut = i + len(string(r))
+		if r == utf8.RuneError {
+			cut = i + 1
+		}
+	}
+	return strings.ToValidUTF8(s[:cut], "") + mark
 }

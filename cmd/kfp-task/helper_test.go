@@ -48,7 +48,9 @@ func TestReport(t *testing.T) {
 		"exit 0 with broken JSON": {"0", `{"id":`, "", "provider exited with code 0 but wrote invalid JSON"},
 		"unknown exit code":       {"", `{"id":"1"}`, "", "cannot tell how the provider ended"},
 		"oversized id":            {"0", `{"id":"` + strings.Repeat("x", 2000) + `"}`, "", "id of 2000 bytes"},
+		"id oversized escaped":    {"0", `{"id":"` + strings.Repeat("<", 200) + `"}`, "", "id of 200 bytes (1200 JSON-escaped)"},
 		"oversized error":         {"1", `{"error":"` + long + `"}`, "", "…(truncated)"},
+		"error of escapes":        {"1", `{"error":"` + strings.Repeat(`<&\"\n`, 1000) + `"}`, "", "…(truncated)"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -77,7 +79,8 @@ func TestReport(t *testing.T) {
 			} else {
 				assert.Contains(t, string(msg), tc.err)
 			}
-			assert.LessOrEqual(t, len(id)+len(msg), 4096-256, "results fit Tekton's termination message with room for its framing")
+			assert.LessOrEqual(t, escapedLen(string(id))+escapedLen(string(msg)), 4096-512,
+				"results fit Tekton's termination message, JSON-escaped, with room for its framing")
 			assert.True(t, utf8.Valid(msg), "truncation keeps UTF-8 valid")
 		})
 	}
@@ -105,4 +108,18 @@ func TestReportCompiled(t *testing.T) {
 func TestUnknownCommand(t *testing.T) {
 	assert.ErrorContains(t, run([]string{"explode"}, os.Getenv), `unknown command "explode"`)
 	assert.Error(t, run(nil, os.Getenv))
+}
+
+func TestTruncateEscaped(t *testing.T) {
+	for _, s := range []string{strings.Repeat("<", 5000), strings.Repeat("é", 5000), strings.Repeat("a\n\"", 3000), "short", "\xff\xfe" + strings.Repeat("x", 5000)} {
+		got := truncateEscaped(s, 1000)
+		assert.LessOrEqual(t, escapedLen(got), 1000, "%.20q", s)
+		assert.True(t, utf8.ValidString(got))
+		if escapedLen(s) <= 1000 {
+			assert.Equal(t, s, got, "short strings are kept whole")
+		} else {
+			assert.True(t, strings.HasSuffix(got, "…(truncated)"))
+			assert.Greater(t, escapedLen(got), 900, "the budget is used, not wasted: %d", escapedLen(got))
+		}
+	}
 }

@@ -160,6 +160,8 @@ func buildRun(ctx context.Context, req runRequest) (*tektonv1.PipelineRun, error
 	pr.Annotations = map[string]string{
 		AnnotationOwner:     req.obj.GetNamespace() + "/" + req.obj.GetName(),
 		AnnotationCreatedAt: req.now.UTC().Format(CreatedAtLayout),
+		// Whole, as the label may be shortened: a Provider name can be 253 characters.
+		AnnotationProvider: req.provider.Namespace + "/" + req.provider.Name,
 	}
 	// Tekton keeps a tekton.dev/pipeline label it finds on a run only when
 	// generateName is set; the API server ignores generateName beside a name.
@@ -182,7 +184,7 @@ func runLabels(req runRequest) map[string]string {
 		LabelOwnerNamespace: req.obj.GetNamespace(),
 		LabelOwnerUID:       string(req.obj.GetUID()),
 		LabelOperation:      req.op,
-		LabelProvider:       req.provider.Name,
+		LabelProvider:       generator.LabelValue(req.provider.Name),
 		LabelProviderNS:     req.provider.Namespace,
 		LabelVersion:        generator.LabelValue(req.version),
 		LabelAttempt:        strconv.Itoa(req.attempt),

@@ -23,6 +23,9 @@ const (
 	// AnnotationCreatedAt records when the controller built a PipelineRun
 	// (CreatedAtLayout, UTC), to order a resource's runs exactly.
 	AnnotationCreatedAt = "pipelines.kubeflow.org/created-at"
+	// AnnotationProvider is "namespace/name" of the Provider a run was made
+	// for, whole (the provider label is shortened past 63 characters).
+	AnnotationProvider = "pipelines.kubeflow.org/provider"
 	// CreatedAtLayout is RFC 3339 with fixed-width nanoseconds, so the
 	// annotation also sorts as text.
 	CreatedAtLayout = "2006-01-02T15:04:05.000000000Z07:00"

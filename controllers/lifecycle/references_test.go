@@ -2,6 +2,7 @@ package lifecycle_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,6 +47,23 @@ func TestProviderReferences(t *testing.T) {
 		assert.Empty(t, pr.OwnerReferences, "no owner reference across namespaces")
 		finish(t, pr, true, "pipeline-x", "", "")
 		eventually(t, p, readyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(p))
+	})
+
+	t.Run("a 253-character provider name", func(t *testing.T) {
+		long := strings.Repeat("p", 242) + ".provider.x"
+		long = long[:253]
+		prv := f.provider.DeepCopy()
+		prv.ObjectMeta = metav1.ObjectMeta{Namespace: f.ns, Name: long}
+		prv.Status = pipelinesv1beta1.ProviderStatus{}
+		require.NoError(t, cp.Client.Create(ctx, prv))
+		p := newPipeline(f.ns, "long-provider")
+		p.Spec.Provider = pipelinesv1beta1.ProviderReference(long)
+		require.NoError(t, cp.Client.Create(ctx, p))
+		pr := eventuallyRun(t, f.ns, p, 1, lifecycle.OpCreate)
+		assert.LessOrEqual(t, len(pr.Labels[lifecycle.LabelProvider]), 63, "the label is shortened")
+		finish(t, pr, true, "pipeline-long", "", "")
+		eventually(t, p, readyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(p))
+		assert.Equal(t, f.ns+"/"+long, p.Status.Provider.Name, "status names the provider whole")
 	})
 
 	t.Run("provider changed after sync", func(t *testing.T) {

@@ -109,6 +109,9 @@ func (s runSet) contains(name string) bool {
 
 // runProvider is "namespace/name" of the provider a run was made for.
 func runProvider(pr *tektonv1.PipelineRun) string {
+	if p := pr.Annotations[AnnotationProvider]; p != "" {
+		return p
+	}
 	return pr.Labels[LabelProviderNS] + "/" + pr.Labels[LabelProvider]
 }
 
