@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 // Limits on the results. Tekton stores a step's results in its termination
@@ -61,14 +63,17 @@ func write(args []string, getenv func(string) string) error {
 		if !ok || path == "" || env == "" {
 			return fmt.Errorf("write: --file %q: want PATH=ENV", f)
 		}
-		value := getenv(env)
-		if !json.Valid([]byte(value)) {
+		value, err := contract.DecodeParam(getenv(env))
+		if err != nil {
+			return fmt.Errorf("write: %s: %w", env, err)
+		}
+		if !json.Valid(value) {
 			return fmt.Errorf("write: %s is not valid JSON (%d bytes)", env, len(value))
 		}
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(path, []byte(value), 0o644); err != nil {
+		if err := os.WriteFile(path, value, 0o644); err != nil {
 			return err
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/generator"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/pipelines"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
@@ -57,7 +58,7 @@ func jsonParam(name string, v any) (tektonv1.Param, error) {
 	if err != nil {
 		return tektonv1.Param{}, fmt.Errorf("encoding %s: %w", name, err)
 	}
-	return generator.StringParam(name, string(data)), nil
+	return generator.StringParam(name, contract.EncodeParam(data)), nil
 }
 
 // builders keeps one generator.Builder per operation shape, so Tekton's

@@ -27,6 +27,7 @@ import (
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/generator"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/hack/controlplane"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/hack/testregistry"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
 
@@ -201,10 +202,20 @@ func readyIs(status metav1.ConditionStatus, reason string) func(obj lifecycle.Su
 	}
 }
 
+// params are a run's params as the steps receive them: JSON params decoded
+// from the encoding that keeps them safe from substitution.
 func params(pr *tektonv1.PipelineRun) map[string]string {
 	out := map[string]string{}
 	for _, p := range pr.Spec.Params {
-		out[p.Name] = p.Value.StringVal
+		v := p.Value.StringVal
+		if strings.HasPrefix(v, contract.EncodedPrefix) {
+			data, err := contract.DecodeParam(v)
+			if err != nil {
+				panic(err)
+			}
+			v = string(data)
+		}
+		out[p.Name] = v
 	}
 	return out
 }
@@ -233,6 +244,11 @@ func TestPipelineLifecycle(t *testing.T) {
 	assert.Equal(t, "kfp-pipeline-create", pr.Spec.PipelineSpec.Tasks[0].TaskRef.Name)
 	require.NoError(t, generator.Validate(ctx, pr))
 	in := params(pr)
+	for _, p := range pr.Spec.Params {
+		if p.Name == taskdef.ParamResource || p.Name == taskdef.ParamProviderConfig || p.Name == taskdef.ParamPipelineConfig {
+			assert.True(t, strings.HasPrefix(p.Value.StringVal, contract.EncodedPrefix), "%s is encoded: no $ for Tekton or the kubelet to substitute", p.Name)
+		}
+	}
 	assert.Equal(t, f.provider.Status.Image, in[taskdef.ParamProviderImage])
 	assert.Equal(t, f.provider.Status.Frameworks[0].Image, in[taskdef.ParamCompilerImage])
 	assert.Equal(t, "example.com/penguin:0.3.1", in[taskdef.ParamPipelineImage])

@@ -14,6 +14,7 @@ import (
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/generator"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
 
@@ -105,7 +106,7 @@ func params(p *pipelinesv1beta1.Pipeline, provider *pipelinesv1beta1.Provider, o
 		return nil, err
 	}
 	return tektonv1.Params{
-		generator.StringParam(taskdef.ParamPipelineConfig, string(data)),
+		generator.StringParam(taskdef.ParamPipelineConfig, contract.EncodeParam(data)),
 		generator.StringParam(taskdef.ParamCompilerImage, compiler),
 		generator.StringParam(taskdef.ParamPipelineImage, p.Spec.Image),
 	}, nil

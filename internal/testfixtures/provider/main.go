@@ -7,8 +7,8 @@
 //	    "Pipeline/my-pipeline": {"error": "quota exceeded", "exitCode": 1, "sleep": "20s"}
 //	    "*": {...}          # every resource without an entry of its own
 //
-// Without an entry it succeeds with a stable id. It prints the resource it
-// received to stdout, so a test can read it back from the step's log.
+// Without an entry it succeeds with a stable id. It prints the resource and the provider
+// configuration it received to stdout, so a test can read it back from the step's log.
 package main
 
 import (
@@ -68,7 +68,12 @@ func main() {
 	if err := json.Unmarshal(rawResource, &res); err != nil {
 		fail("resource: " + err.Error())
 	}
-	if err := readJSON(*configPath, &cfg); err != nil {
+	rawConfig, err := os.ReadFile(*configPath)
+	if err != nil {
+		fail("provider config: " + err.Error())
+	}
+	fmt.Printf("fixture provider: %s %s received provider config %s\n", kind, op, rawConfig)
+	if err := json.Unmarshal(rawConfig, &cfg); err != nil {
 		fail("provider config: " + err.Error())
 	}
 	if *definition != "" {
@@ -115,14 +120,6 @@ func lookup(cfg providerConfig, key string) behaviour {
 		return b
 	}
 	return table["*"]
-}
-
-func readJSON(path string, v any) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(data, v)
 }
 
 func fail(msg string) {
