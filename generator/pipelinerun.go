@@ -73,6 +73,9 @@ type Builder struct {
 	verdicts map[string]error
 }
 
+// maxVerdicts bounds the validation verdicts a Builder remembers.
+const maxVerdicts = 1024
+
 // NewBuilder copies shape; later changes to shape do not affect the Builder.
 func NewBuilder(shape *tektonv1.PipelineSpec) *Builder {
 	return &Builder{shape: shape.DeepCopy(), verdicts: map[string]error{}}
@@ -126,6 +129,11 @@ func (b *Builder) validate(ctx context.Context, pr *tektonv1.PipelineRun) error 
 	if !known {
 		verdict = Validate(ctx, pr)
 		b.mu.Lock()
+		if len(b.verdicts) >= maxVerdicts {
+			// Values with a "$" are keyed verbatim: forget rather than grow
+			// without bound. A forgotten verdict is only worked out again.
+			clear(b.verdicts)
+		}
 		b.verdicts[key] = verdict
 		b.mu.Unlock()
 		return verdict

@@ -2,6 +2,7 @@ package generator
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -156,4 +157,16 @@ func TestBuilderChecksWhatDiffersBetweenRuns(t *testing.T) {
 	longPrefix.Name, longPrefix.GenerateName = "", strings.Repeat("g", 59)
 	_, err = b.Build(ctx, longPrefix)
 	require.Error(t, err, "a generateName the API server would complete past 63 characters is refused")
+}
+
+func TestBuilderRemembersBoundedVerdicts(t *testing.T) {
+	ctx := context.Background()
+	b := NewBuilder(shape(t))
+	for i := 0; i < 3*maxVerdicts; i++ {
+		in := validRun()
+		in.Params[1] = StringParam("first", fmt.Sprintf("pa$$word-%d", i)) // each its own class
+		_, err := b.Build(ctx, in)
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(b.verdicts), maxVerdicts)
+	}
 }
