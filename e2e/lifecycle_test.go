@@ -34,6 +34,11 @@ spec:
   env: [{name: PIPELINE_GREETING, value: hello}]
   framework: {name: fixture}
 `, images["FIXTURE_PIPELINE_IMAGE"]))
+		// The Pipeline's env is set while compiling, as its API says.
+		waitFor(t, syncTimeout, "Pipeline created", func() (bool, string) { return synchronised(get(t, "Pipeline", ns, "penguin")) })
+		var definition struct{ Env []string }
+		receivedJSON(t, ns, "Pipeline", "penguin", "pipeline definition ", &definition)
+		assert.Equal(t, []string{"PIPELINE_GREETING=hello"}, definition.Env, "the compiler ran with the Pipeline's env")
 		lifecycle(t, ns, "Pipeline", "penguin", "pipeline", `{"spec":{"env":[{"name":"PIPELINE_GREETING","value":"hello again"}]}}`)
 	})
 	t.Run("Experiment", func(t *testing.T) {

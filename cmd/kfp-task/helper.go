@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
@@ -37,8 +38,10 @@ func run(args []string, getenv func(string) string) error {
 		return report(args[1:])
 	case "report-compiled":
 		return reportCompiled(args[1:])
+	case "exec":
+		return execWithEnv(args[1:], os.Environ(), syscall.Exec)
 	}
-	return fmt.Errorf("unknown command %q (want write, report or report-compiled)", args[0])
+	return fmt.Errorf("unknown command %q (want write, exec, report or report-compiled)", args[0])
 }
 
 type fileFlags []string
@@ -52,8 +55,14 @@ func write(args []string, getenv func(string) string) error {
 	fs := flag.NewFlagSet("write", flag.ContinueOnError)
 	var files fileFlags
 	fs.Var(&files, "file", "PATH=ENV: write environment variable ENV (JSON) to PATH; repeatable")
+	install := fs.String("install", "", "also copy this binary to PATH, for steps in other images")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *install != "" {
+		if err := copySelf(*install); err != nil {
+			return fmt.Errorf("write: installing the helper at %s: %w", *install, err)
+		}
 	}
 	if len(files) == 0 {
 		return errors.New("write: no --file given")
@@ -234,4 +243,54 @@ func truncateEscaped(s string, n int) string {
 		}
 	}
 	return strings.ToValidUTF8(s[:cut], "") + mark
+}
+
+func copySelf(path string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(self)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o755)
+}
+
+// execWithEnv runs a command with the env of a pipeline configuration
+// (its "env": [{name, value}] list) added to the step's own environment.
+//
+//	kfp-task exec --env-from /kfp/pipeline-config.yaml -- COMMAND ARGS...
+func execWithEnv(args, environ []string, exec func(string, []string, []string) error) error {
+	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
+	from := fs.String("env-from", "", "JSON file with an env list")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	command := fs.Args()
+	if len(command) == 0 {
+		return errors.New("exec: no command after --")
+	}
+	if *from != "" {
+		data, err := os.ReadFile(*from)
+		if err != nil {
+			return fmt.Errorf("exec: %w", err)
+		}
+		var cfg struct {
+			Env []struct {
+				Name  string `json:"name"`
+				Value string `json:"value"`
+			} `json:"env"`
+		}
+		if err := json.Unmarshal(data, &cfg); err != nil {
+			return fmt.Errorf("exec: %s: %w", *from, err)
+		}
+		for _, e := range cfg.Env {
+			environ = append(environ, e.Name+"="+e.Value)
+		}
+	}
+	return exec(command[0], command, environ)
 }

@@ -123,3 +123,18 @@ func TestTruncateEscaped(t *testing.T) {
 		}
 	}
 }
+
+func TestExecSetsThePipelineEnv(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "pipeline-config.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte(`{"name":"p","env":[{"name":"GREETING","value":"pa$$word $(X)"},{"name":"EMPTY","value":""}]}`), 0o644))
+	var gotPath string
+	var gotArgs, gotEnv []string
+	fake := func(path string, args, env []string) error { gotPath, gotArgs, gotEnv = path, args, env; return nil }
+	require.NoError(t, execWithEnv([]string{"--env-from", cfg, "--", "/kfp/compiler/compile.sh", "--output_file", "x"}, []string{"HOME=/home"}, fake))
+	assert.Equal(t, "/kfp/compiler/compile.sh", gotPath)
+	assert.Equal(t, []string{"/kfp/compiler/compile.sh", "--output_file", "x"}, gotArgs)
+	assert.Equal(t, []string{"HOME=/home", "GREETING=pa$$word $(X)", "EMPTY="}, gotEnv, "the env as written, after the step's own")
+
+	assert.ErrorContains(t, execWithEnv([]string{"--env-from", cfg}, nil, fake), "no command")
+	assert.Error(t, execWithEnv([]string{"--env-from", "/nonexistent", "--", "x"}, nil, fake))
+}

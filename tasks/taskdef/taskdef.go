@@ -37,6 +37,9 @@ const (
 	FilePipeline       = Dir + "/pipeline.yaml"
 	DirCompiler        = Dir + "/compiler"
 	HelperBinary       = "/kfp-task"
+	// HelperInVolume is the helper copied into the volume, so the compile
+	// step can run it in the pipeline's own image (it is static).
+	HelperInVolume = Dir + "/bin/kfp-task"
 )
 
 // Labels on every shared Task.
@@ -117,6 +120,9 @@ func task(op Operation) *tektonv1.Task {
 	for _, f := range files {
 		writeArgs = append(writeArgs, "--file", f)
 	}
+	if op.Compiles {
+		writeArgs = append(writeArgs, "--install", HelperInVolume)
+	}
 	steps := []tektonv1.Step{{
 		Name:    "write-inputs",
 		Image:   "$(params." + ParamHelperImage + ")",
@@ -134,8 +140,10 @@ func task(op Operation) *tektonv1.Task {
 			tektonv1.Step{
 				Name:    "compile",
 				Image:   "$(params." + ParamPipelineImage + ")",
-				Command: []string{DirCompiler + "/compile.sh"},
-				Args:    []string{"--pipeline_config", FilePipelineConfig, "--output_file", FilePipeline},
+				Command: []string{HelperInVolume},
+				// The Pipeline's env is set for the compiler, as its API says.
+				Args: []string{"exec", "--env-from", FilePipelineConfig, "--",
+					DirCompiler + "/compile.sh", "--pipeline_config", FilePipelineConfig, "--output_file", FilePipeline},
 			})
 	}
 	results := []tektonv1.TaskResult{
