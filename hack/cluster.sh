@@ -112,8 +112,9 @@ check_clean() {
   for h in /sys/fs/cgroup/*/kfp-tekton-local /sys/fs/cgroup/kfp-tekton-local; do
     [ -e "$h" ] && { echo "left behind: cgroup $h" >&2; left=1; }
   done
-  if pgrep -f "$bin/(kube|etcd|localcluster)" >/dev/null; then
-    echo "left behind: $(pgrep -af "$bin/(kube|etcd|localcluster)")" >&2; left=1
+  # Every process of the cluster names its state directory in its arguments.
+  if pgrep -f "$state/" >/dev/null; then
+    echo "left behind: $(pgrep -af "$state/")" >&2; left=1
   fi
   return $left
 }

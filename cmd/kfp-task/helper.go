@@ -18,13 +18,16 @@ import (
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
-// Limits on the results. Tekton stores a step's results in its termination
-// message, 4096 bytes for all of them together, JSON-encoded: a `<` takes six
-// bytes there, a newline two. So the limits apply to the escaped form, with
-// room left for Tekton's framing (keys, types, the step's start time).
+// Limits on the results. Tekton reads a step's results from its termination
+// message, JSON-encoded (a `<` takes six bytes there, a newline two), and the
+// kubelet keeps at most 4096 bytes of it, and less in pods of many
+// containers (12 KiB shared among them). The Task passes the budget of its
+// pod (--results-budget); the limits apply to the escaped form, with room
+// for Tekton's framing (keys and types).
 const (
-	maxIDEscaped      = 1024
-	maxResultsEscaped = 4096 - 512
+	maxIDEscaped         = 1024
+	defaultResultsBudget = 4096
+	resultsFraming       = 256
 )
 
 func run(args []string, getenv func(string) string) error {
@@ -97,12 +100,14 @@ type output struct {
 
 type resultFlags struct {
 	id, errPath string
+	budget      int
 	failed      bool // an error was written
 }
 
 func (r *resultFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&r.id, "id-result", "", "file of the provider-id result")
 	fs.StringVar(&r.errPath, "error-result", "", "file of the provider-error result")
+	fs.IntVar(&r.budget, "results-budget", defaultResultsBudget, "bytes of the step's termination message the kubelet keeps")
 }
 
 func (r *resultFlags) write(id, msg string) error {
@@ -116,7 +121,7 @@ func (r *resultFlags) write(id, msg string) error {
 	if err := os.WriteFile(r.id, []byte(id), 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(r.errPath, []byte(truncateEscaped(msg, maxResultsEscaped-escapedLen(id))), 0o644)
+	return os.WriteFile(r.errPath, []byte(truncateEscaped(msg, r.budget-resultsFraming-escapedLen(id))), 0o644)
 }
 
 // errOperationFailed is returned after the results are written when the

@@ -63,7 +63,7 @@ func TestReport(t *testing.T) {
 				require.NoError(t, os.WriteFile(path("output.json"), []byte(tc.output), 0o644))
 			}
 			runErr := run([]string{"report", "--output", path("output.json"), "--exit-code", path("exitCode"),
-				"--id-result", path("id"), "--error-result", path("error")}, os.Getenv)
+				"--id-result", path("id"), "--error-result", path("error"), "--results-budget", "2048"}, os.Getenv)
 			if tc.err == "" {
 				require.NoError(t, runErr)
 			} else {
@@ -79,8 +79,8 @@ func TestReport(t *testing.T) {
 			} else {
 				assert.Contains(t, string(msg), tc.err)
 			}
-			assert.LessOrEqual(t, escapedLen(string(id))+escapedLen(string(msg)), 4096-512,
-				"results fit Tekton's termination message, JSON-escaped, with room for its framing")
+			assert.LessOrEqual(t, escapedLen(string(id))+escapedLen(string(msg)), 2048-resultsFraming,
+				"results fit the termination message the kubelet keeps, JSON-escaped, with room for Tekton's framing")
 			assert.True(t, utf8.Valid(msg), "truncation keeps UTF-8 valid")
 		})
 	}

@@ -4,6 +4,8 @@
 package taskdef
 
 import (
+	"strconv"
+
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,6 +51,15 @@ const (
 	LabelKind      = "pipelines.kubeflow.org/task-kind"
 	LabelOperation = "pipelines.kubeflow.org/task-operation"
 )
+
+// resultsBudget is how many bytes of a step's termination message the
+// kubelet keeps in a pod of steps step containers plus Tekton's one init
+// container (prepare): 12 KiB shared among the pod's containers, at most
+// 4 KiB each. Tekton reads the step's results from that message.
+func resultsBudget(steps int) int {
+	const perPod, perContainer = 12 * 1024, 4 * 1024
+	return min(perContainer, perPod/(steps+1))
+}
 
 // Operation is one thing the controllers ask a provider to do.
 type Operation struct {
@@ -169,7 +180,8 @@ func task(op Operation) *tektonv1.Task {
 				Command: []string{HelperBinary},
 				Args: []string{"report", "--output", FileOutput, "--exit-code", "$(steps.step-provider.exitCode.path)",
 					"--id-result", "$(results." + ResultProviderID + ".path)",
-					"--error-result", "$(results." + ResultProviderError + ".path)"},
+					"--error-result", "$(results." + ResultProviderError + ".path)",
+					"--results-budget", strconv.Itoa(resultsBudget(len(steps) + 2))},
 			})
 	} else {
 		steps = append(steps, tektonv1.Step{
@@ -178,7 +190,8 @@ func task(op Operation) *tektonv1.Task {
 			Command: []string{HelperBinary},
 			Args: []string{"report-compiled", "--pipeline-definition", FilePipeline,
 				"--id-result", "$(results." + ResultProviderID + ".path)",
-				"--error-result", "$(results." + ResultProviderError + ".path)"},
+				"--error-result", "$(results." + ResultProviderError + ".path)",
+				"--results-budget", strconv.Itoa(resultsBudget(len(steps) + 1))},
 		})
 	}
 	return &tektonv1.Task{
