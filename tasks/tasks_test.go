@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,6 +86,14 @@ func TestTasksFollowTheContract(t *testing.T) {
 			results[r.Name] = true
 		}
 		assert.True(t, results[taskdef.ResultProviderID] && results[taskdef.ResultProviderError], task.Name)
+
+		// The step writing the results knows how much of its termination
+		// message the kubelet keeps: 12 KiB per pod among the steps and
+		// Tekton's prepare init container, at most 4 KiB each.
+		report := task.Spec.Steps[len(task.Spec.Steps)-1]
+		args := strings.Join(report.Args, " ")
+		want := min(4096, 12*1024/(len(task.Spec.Steps)+1))
+		assert.Contains(t, args, fmt.Sprintf("--results-budget %d", want), "%s: %s", task.Name, args)
 
 		// Every param is used, and only through env or args: never in a script.
 		for _, p := range task.Spec.Params {
