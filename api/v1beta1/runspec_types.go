@@ -106,10 +106,12 @@ type OutputArtifact struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.startTime) || !has(self.endTime) || timestamp(self.startTime) < timestamp(self.endTime)",message="startTime must be before endTime"
 type Schedule struct {
 	// CronExpression in standard five-field (or six-field, with seconds) form,
-	// or a descriptor such as "@daily".
+	// or a descriptor such as "@daily" or "@every 90m" (at least a minute).
+	// The operator parses it before any backend sees it: values out of range
+	// make the resource Ready=False with reason InvalidSpec.
 	// +required
 	// +kubebuilder:validation:MaxLength=256
-	// +kubebuilder:validation:Pattern=`^(@(annually|yearly|monthly|weekly|daily|midnight|hourly)|([0-9A-Za-z*?/,#-]+[ \t]+){4,5}[0-9A-Za-z*?/,#-]+)$`
+	// +kubebuilder:validation:Pattern=`^(@(annually|yearly|monthly|weekly|daily|midnight|hourly)|@every [0-9]+[0-9a-z.]*|([0-9A-Za-z*?/,#-]+[ \t]+){4,5}[0-9A-Za-z*?/,#-]+)$`
 	CronExpression string `json:"cronExpression"`
 
 	// StartTime before which the schedule does not fire.

@@ -106,6 +106,8 @@ func TestInvalidObjectsAreRefusedNamingTheField(t *testing.T) {
 		{"run without provider", "run.yaml", remove("spec.provider"), []string{"spec.provider", "Required value"}},
 		{"run schedule with malformed cron", "runschedule.yaml", set("spec.schedule.cronExpression", "every night"),
 			[]string{"spec.schedule.cronExpression", "should match"}},
+		{"run schedule every second", "runschedule.yaml", set("spec.schedule.cronExpression", "@every"),
+			[]string{"spec.schedule.cronExpression", "should match"}},
 		{"run schedule with seven cron fields", "runschedule.yaml", set("spec.schedule.cronExpression", "0 0 2 * * * *"),
 			[]string{"spec.schedule.cronExpression"}},
 		{"run schedule ending before it starts", "runschedule.yaml", set("spec.schedule.endTime", "2025-01-01T00:00:00Z"),

@@ -132,6 +132,21 @@ func TestRunIsCancelledWhenDeletedWhileRunning(t *testing.T) {
 	}, wait, tick, "nothing reached the backend: nothing to delete")
 }
 
+// A cron expression the schema lets through but no backend can run is
+// refused by the parser: InvalidSpec naming the problem, no PipelineRun.
+func TestRunScheduleWithAnUnparsableCronIsRefused(t *testing.T) {
+	f := setup(t)
+	for name, expr := range map[string]string{"out-of-range": "99 99 99 99 99", "zero-step": "*/0 * * * *", "too-often": "@every 10s"} {
+		rs := &pipelinesv1beta1.RunSchedule{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name},
+			Spec: pipelinesv1beta1.RunScheduleSpec{RunSpec: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "penguin"},
+				Schedule: pipelinesv1beta1.Schedule{CronExpression: expr}}}
+		require.NoError(t, cp.Client.Create(ctx, rs), "the schema admits %q", expr)
+		eventually(t, rs, readyIs(metav1.ConditionFalse, pipelinesv1beta1.ReasonInvalidSpec)(rs))
+		assert.Contains(t, condition(rs, pipelinesv1beta1.ConditionReady).Message, "spec.schedule.cronExpression")
+		assert.Empty(t, runsOf(t, f.ns, rs), "nothing reaches a backend")
+	}
+}
+
 func TestRunScheduleCreateUpdate(t *testing.T) {
 	f := setup(t)
 	rs := &pipelinesv1beta1.RunSchedule{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "nightly"},
