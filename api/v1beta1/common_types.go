@@ -20,6 +20,7 @@ type NamedValue struct {
 
 	// Value; may be empty.
 	// +optional
+	// +kubebuilder:validation:MaxLength=32768
 	Value string `json:"value,omitempty"`
 }
 

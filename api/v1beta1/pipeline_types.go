@@ -7,6 +7,7 @@ import (
 
 // PipelineSpec is an ML pipeline packaged as an image, compiled by the
 // provider's compiler for the named framework.
+// +kubebuilder:validation:XValidation:rule="!has(self.env) || self.env.map(e, has(e.value) ? size(e.value) : 0).sum() <= 65536",message="the env values may total at most 65536 bytes"
 type PipelineSpec struct {
 	// Provider that compiles and hosts the pipeline.
 	// +required

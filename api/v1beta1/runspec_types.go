@@ -10,6 +10,13 @@ type PipelineReference string
 
 // RunSpec is what to run: a pipeline version with parameters. Run,
 // RunSchedule and RunConfiguration share it.
+//
+// Sizes: the resource reaches the provider's step through one environment
+// variable, which Linux limits to 128 KiB; 64 KiB of values leaves room for
+// the rest of the resource and for JSON escaping of ordinary text. What
+// still does not fit (e.g. values made of characters JSON escapes six-fold)
+// is refused by the operator with reason InvalidSpec, without a PipelineRun.
+// +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.parameters.map(p, has(p.value) ? size(p.value) : 0).sum() <= 65536",message="the parameters' values may total at most 65536 bytes"
 type RunSpec struct {
 	// Provider that executes the run.
 	// +required
@@ -55,6 +62,7 @@ type RuntimeParameter struct {
 
 	// Value of the parameter.
 	// +optional
+	// +kubebuilder:validation:MaxLength=32768
 	Value string `json:"value,omitempty"`
 
 	// ValueFrom takes the value from elsewhere.

@@ -147,6 +147,9 @@ func buildRun(ctx context.Context, req runRequest) (*tektonv1.PipelineRun, error
 		params = append(params, generator.StringParam(taskdef.ParamProviderImage, req.provider.Status.Image))
 	}
 	params = append(params, req.extra...)
+	if err := checkEnvSizes(params); err != nil {
+		return nil, err
+	}
 
 	pr, err := builder.Build(ctx, generator.Run{
 		Namespace:          req.namespace,
@@ -219,4 +222,24 @@ func SpecHash(v any) (string, error) {
 	}
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])[:10], nil
+}
+
+// maxEnvValue is the longest value one environment variable of a step can
+// hold: Linux limits each "NAME=value" string to 128 KiB (MAX_ARG_STRLEN);
+// a longer one makes the step fail to start (E2BIG) on every retry.
+const maxEnvValue = 128*1024 - 64
+
+// checkEnvSizes refuses a run whose JSON params cannot reach a step's
+// environment, before a PipelineRun exists: no attempt could succeed.
+func checkEnvSizes(params tektonv1.Params) error {
+	for _, p := range params {
+		switch p.Name {
+		case taskdef.ParamResource, taskdef.ParamProviderConfig, taskdef.ParamPipelineConfig:
+			if n := len(p.Value.StringVal); n > maxEnvValue {
+				return fmt.Errorf("the %s passed to the provider would be %d bytes encoded, more than a step's environment variable can hold (%d): shorten the resource's parameters or env (JSON escapes characters such as < and & six-fold)",
+					p.Name, n, maxEnvValue)
+			}
+		}
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package lifecycle_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -130,6 +131,34 @@ func TestRunIsCancelledWhenDeletedWhileRunning(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKeyFromObject(r), &pipelinesv1beta1.Run{}))
 	}, wait, tick, "nothing reached the backend: nothing to delete")
+}
+
+// Sizes: the schema refuses a value or a total that cannot fit a step's
+// environment; what passes it but would still not fit once JSON-escaped is
+// refused by the operator with InvalidSpec and no PipelineRun, not retried
+// as runs that could never start.
+func TestOversizedValuesAreRefused(t *testing.T) {
+	f := setup(t)
+	run := func(name string, values ...string) *pipelinesv1beta1.Run {
+		r := &pipelinesv1beta1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name},
+			Spec: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "penguin"}}
+		for i, v := range values {
+			r.Spec.Parameters = append(r.Spec.Parameters, pipelinesv1beta1.RuntimeParameter{Name: fmt.Sprintf("p%d", i), Value: v})
+		}
+		return r
+	}
+	err := cp.Client.Create(ctx, run("one-huge", strings.Repeat("x", 40000)))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "spec.parameters[0].value")
+	err = cp.Client.Create(ctx, run("many-large", strings.Repeat("x", 30000), strings.Repeat("x", 30000), strings.Repeat("x", 30000)))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "may total at most 65536 bytes")
+
+	escaped := run("escapes", strings.Repeat("<", 30000), strings.Repeat("&", 30000))
+	require.NoError(t, cp.Client.Create(ctx, escaped), "60,000 bytes pass the schema")
+	eventually(t, escaped, readyIs(metav1.ConditionFalse, pipelinesv1beta1.ReasonInvalidSpec)(escaped))
+	assert.Contains(t, condition(escaped, pipelinesv1beta1.ConditionReady).Message, "more than a step's environment variable can hold")
+	assert.Empty(t, runsOf(t, f.ns, escaped), "no PipelineRun that could never start")
 }
 
 // A cron expression the schema lets through but no backend can run is
