@@ -25,6 +25,7 @@ func defaults() operator.Config {
 		RetryAfter:              metav1.Duration{Duration: time.Minute},
 		RetryBackoffBase:        metav1.Duration{Duration: 10 * time.Second},
 		RetryBackoffMax:         metav1.Duration{Duration: 10 * time.Minute},
+		OperationTimeout:        metav1.Duration{Duration: 15 * time.Minute},
 		ArtifactRepositoryTTL:   metav1.Duration{Duration: 10 * time.Second},
 	}
 }
@@ -46,6 +47,7 @@ func bind(fs *flag.FlagSet, cfg *operator.Config, file *string) {
 	fs.IntVar(&cfg.MaxConcurrentReconciles, "max-concurrent-reconciles", cfg.MaxConcurrentReconciles, "reconciles run at once, per controller")
 	fs.DurationVar(&cfg.SyncPeriod.Duration, "sync-period", cfg.SyncPeriod.Duration, "how often everything is reconciled even without changes")
 	fs.DurationVar(&cfg.RetryBackoffBase.Duration, "retry-backoff-base", cfg.RetryBackoffBase.Duration, "wait before the first retry of a failed operation; doubled per failure")
+	fs.DurationVar(&cfg.OperationTimeout.Duration, "operation-timeout", cfg.OperationTimeout.Duration, "how long one operation's PipelineRun may take before it fails and is retried")
 	fs.DurationVar(&cfg.RetryBackoffMax.Duration, "retry-backoff-max", cfg.RetryBackoffMax.Duration, "longest wait between retries of a failed operation")
 	fs.DurationVar(&cfg.ArtifactRepositoryTTL.Duration, "artifact-repository-ttl", cfg.ArtifactRepositoryTTL.Duration, "how stale a namespace's artifact-repositories ConfigMap may be when a run is built")
 	fs.StringVar(&cfg.TektonNamespace, "tekton-namespace", cfg.TektonNamespace, "namespace of Tekton's feature-flags ConfigMap (default tekton-pipelines)")

@@ -76,6 +76,10 @@ type Reconciler[T Subject] struct {
 	// HelperImage holds /kfp-task for the shared Tasks.
 	HelperImage string
 	Backoff     Backoff
+	// OperationTimeout bounds each operation's PipelineRun (Tekton fails it
+	// then, and the operation is retried as a failed attempt); Tekton's
+	// default (one hour) when zero.
+	OperationTimeout time.Duration
 	// RetryAfter is how soon a resource blocked on something outside the
 	// operator (a missing provider) is looked at again.
 	RetryAfter time.Duration
@@ -245,7 +249,7 @@ func (r *Reconciler[T]) runOperation(ctx context.Context, obj T, provider *pipel
 	}
 	pr, err := buildRun(ctx, runRequest{obj: obj, kind: r.Kind.Name, provider: provider, op: op, version: version,
 		attempt: len(failures), sequence: runs.count(op), namespace: r.workflowNamespace(provider), helper: r.HelperImage,
-		artifacts: artifacts, extra: extra, now: r.now()})
+		artifacts: artifacts, extra: extra, now: r.now(), timeout: r.OperationTimeout})
 	if err != nil {
 		return r.blocked(obj, &problem{pipelinesv1beta1.ReasonInvalidSpec, err.Error()})
 	}

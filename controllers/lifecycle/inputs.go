@@ -95,6 +95,7 @@ type runRequest struct {
 	artifacts *ArtifactLocation
 	extra     tektonv1.Params
 	now       time.Time
+	timeout   time.Duration
 }
 
 // RunName is the deterministic name of a resource's sequence-th run of op
@@ -157,6 +158,7 @@ func buildRun(ctx context.Context, req runRequest) (*tektonv1.PipelineRun, error
 		Labels:             runLabels(req),
 		ServiceAccountName: req.provider.Spec.ServiceAccount,
 		Params:             params,
+		Timeout:            operationTimeout(req.timeout),
 	})
 	if err != nil {
 		return nil, err
@@ -242,4 +244,11 @@ func checkEnvSizes(params tektonv1.Params) error {
 		}
 	}
 	return nil
+}
+
+func operationTimeout(d time.Duration) *metav1.Duration {
+	if d <= 0 {
+		return nil
+	}
+	return &metav1.Duration{Duration: d}
 }

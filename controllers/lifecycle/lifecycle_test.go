@@ -51,8 +51,11 @@ func startOperatorWithBackoff(t *testing.T, backoff time.Duration) {
 		RetryBackoffBase:      metav1.Duration{Duration: backoff},
 		RetryBackoffMax:       metav1.Duration{Duration: 2 * backoff},
 		ArtifactRepositoryTTL: metav1.Duration{Duration: 100 * time.Millisecond},
+		OperationTimeout:      metav1.Duration{Duration: testOperationTimeout},
 	})
 }
+
+const testOperationTimeout = 7 * time.Minute
 
 var stopOperator func()
 
@@ -236,6 +239,9 @@ func TestPipelineLifecycle(t *testing.T) {
 
 	// The run: deterministic name, provider SA, labels, Tekton-valid, inputs as the contract says.
 	assert.Equal(t, "kfp-provider", pr.Spec.TaskRunTemplate.ServiceAccountName)
+	if assert.NotNil(t, pr.Spec.Timeouts, "every operation has a timeout") {
+		assert.Equal(t, testOperationTimeout, pr.Spec.Timeouts.Pipeline.Duration)
+	}
 	assert.Equal(t, "pipeline", pr.Labels[lifecycle.LabelOwnerKind])
 	assert.Equal(t, f.ns, pr.Labels[lifecycle.LabelOwnerNamespace])
 	assert.Equal(t, "kfp", pr.Labels[lifecycle.LabelProvider])

@@ -62,6 +62,10 @@ type Config struct {
 	// operation: doubled per failure, capped.
 	RetryBackoffBase metav1.Duration `json:"retryBackoffBase,omitempty"`
 	RetryBackoffMax  metav1.Duration `json:"retryBackoffMax,omitempty"`
+	// OperationTimeout bounds each operation's PipelineRun: one that has not
+	// ended by then fails (Tekton's timeout) and is retried as a failed
+	// attempt, so no run holds its resource forever (default 15m).
+	OperationTimeout metav1.Duration `json:"operationTimeout,omitempty"`
 	// ArtifactRepositoryTTL bounds how stale a namespace's
 	// artifact-repositories ConfigMap may be when a run is built (default 10 s).
 	ArtifactRepositoryTTL metav1.Duration `json:"artifactRepositoryTTL,omitempty"`
@@ -103,9 +107,10 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 	engine := engineSettings{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("kfp-tekton-operator"),
 		WorkflowNamespace: cfg.WorkflowNamespace, HelperImage: cfg.HelperImage,
-		Backoff:      lifecycle.Backoff{Base: orDefault(cfg.RetryBackoffBase.Duration, 10*time.Second), Max: orDefault(cfg.RetryBackoffMax.Duration, 10*time.Minute)},
-		RetryAfter:   orDefault(cfg.RetryAfter.Duration, time.Minute),
-		ConfigMapTTL: cfg.ArtifactRepositoryTTL.Duration,
+		Backoff:          lifecycle.Backoff{Base: orDefault(cfg.RetryBackoffBase.Duration, 10*time.Second), Max: orDefault(cfg.RetryBackoffMax.Duration, 10*time.Minute)},
+		RetryAfter:       orDefault(cfg.RetryAfter.Duration, time.Minute),
+		ConfigMapTTL:     cfg.ArtifactRepositoryTTL.Duration,
+		OperationTimeout: orDefault(cfg.OperationTimeout.Duration, 15*time.Minute),
 	}
 	for _, setup := range []func() error{
 		func() error {
@@ -176,6 +181,7 @@ type engineSettings struct {
 	WorkflowNamespace string
 	HelperImage       string
 	Backoff           lifecycle.Backoff
+	OperationTimeout  time.Duration
 	RetryAfter        time.Duration
 	ConfigMapTTL      time.Duration
 }
@@ -185,7 +191,7 @@ func setupKind[T lifecycle.Subject](ctx context.Context, mgr ctrl.Manager, s eng
 	r := &lifecycle.Reconciler[T]{
 		Kind: kind, Client: s.Client, APIReader: s.APIReader, Recorder: s.Recorder,
 		WorkflowNamespace: s.WorkflowNamespace, HelperImage: s.HelperImage, Backoff: s.Backoff, RetryAfter: s.RetryAfter,
-		ConfigMapTTL: s.ConfigMapTTL,
+		ConfigMapTTL: s.ConfigMapTTL, OperationTimeout: s.OperationTimeout,
 	}
 	return r.SetupWithManager(ctx, mgr, list, opts)
 }
