@@ -308,7 +308,18 @@ func (r *Reconciler[T]) finalize(ctx context.Context, obj T) (ctrl.Result, bool,
 		if r.awaitingCache(obj, runs) {
 			return ctrl.Result{RequeueAfter: time.Second}, false, nil
 		}
-		if latest := runs.latest(OpCreate, OpUpdate); latest != nil && !latest.IsDone() {
+		skip := obj.GetAnnotations()[AnnotationSkipBackendDeletion] == "true"
+		if latest := runs.latest(OpCreate, OpUpdate); latest != nil && !latest.IsDone() && skip {
+			// Let it go now, as the annotation asks: stop the pending run
+			// rather than wait for it (it may never end).
+			if latest.Spec.Status != tektonv1.PipelineRunSpecStatusCancelled {
+				patch := client.MergeFrom(latest.DeepCopy())
+				latest.Spec.Status = tektonv1.PipelineRunSpecStatusCancelled
+				if err := r.Client.Patch(ctx, latest, patch); err != nil && !apierrors.IsNotFound(err) {
+					return ctrl.Result{}, false, fmt.Errorf("cancelling PipelineRun %s/%s: %w", latest.Namespace, latest.Name, err)
+				}
+			}
+		} else if latest != nil && !latest.IsDone() {
 			if r.Kind.CancelOnDelete && latest.Spec.Status != tektonv1.PipelineRunSpecStatusCancelled {
 				patch := client.MergeFrom(latest.DeepCopy())
 				latest.Spec.Status = tektonv1.PipelineRunSpecStatusCancelled

@@ -113,6 +113,26 @@ func TestDeletionWhenTheProviderIsGone(t *testing.T) {
 	}, wait, tick, "the documented way out")
 }
 
+// skip-backend-deletion lets a resource go even while its create is
+// pending (a run that may never end), cancelling that run.
+func TestSkipBackendDeletionReleasesAPendingResource(t *testing.T) {
+	f := setup(t)
+	p := newPipeline(f.ns, "stuck")
+	require.NoError(t, cp.Client.Create(ctx, p))
+	pr := eventuallyRun(t, f.ns, p, 1, lifecycle.OpCreate)
+	update(t, p, func(p *pipelinesv1beta1.Pipeline) {
+		p.Annotations = map[string]string{lifecycle.AnnotationSkipBackendDeletion: "true"}
+	})
+	require.NoError(t, cp.Client.Delete(ctx, p))
+	require.Eventually(t, func() bool {
+		return apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKeyFromObject(p), &pipelinesv1beta1.Pipeline{}))
+	}, wait, tick, "released without waiting for the pending run")
+	got := &tektonv1.PipelineRun{}
+	if err := cp.Client.Get(ctx, client.ObjectKeyFromObject(pr), got); err == nil {
+		assert.EqualValues(t, tektonv1.PipelineRunSpecStatusCancelled, got.Spec.Status, "the pending run is cancelled")
+	}
+}
+
 func TestRunIsCancelledWhenDeletedWhileRunning(t *testing.T) {
 	f := setup(t)
 	r := &pipelinesv1beta1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "run"},
