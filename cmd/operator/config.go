@@ -16,7 +16,7 @@ import (
 func defaults() operator.Config {
 	return operator.Config{
 		HelperImage:             os.Getenv("KFP_HELPER_IMAGE"),
-		MetricsBindAddress:      ":8080",
+		MetricsBindAddress:      ":8443",
 		HealthProbeBindAddress:  ":8081",
 		KubeAPIQPS:              50,
 		KubeAPIBurst:            100,
@@ -38,6 +38,7 @@ func bind(fs *flag.FlagSet, cfg *operator.Config, file *string) {
 	fs.BoolVar(&cfg.LeaderElection, "leader-elect", cfg.LeaderElection, "elect a leader, for more than one replica")
 	fs.StringVar(&cfg.LeaderElectionNamespace, "leader-election-namespace", cfg.LeaderElectionNamespace, "namespace of the leader election lease (default: the operator's)")
 	fs.StringVar(&cfg.MetricsBindAddress, "metrics-bind-address", cfg.MetricsBindAddress, "Prometheus metrics address; 0 disables")
+	fs.BoolVar(&cfg.MetricsInsecure, "metrics-insecure", cfg.MetricsInsecure, "serve metrics over plain HTTP without authentication")
 	fs.StringVar(&cfg.HealthProbeBindAddress, "health-probe-bind-address", cfg.HealthProbeBindAddress, "address of /healthz and /readyz")
 	fs.Func("kube-api-qps", fmt.Sprintf("client-side limit of requests per second to the API server (default %g)", cfg.KubeAPIQPS), func(v string) error {
 		_, err := fmt.Sscan(v, &cfg.KubeAPIQPS)

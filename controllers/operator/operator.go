@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
@@ -44,7 +45,10 @@ type Config struct {
 	LeaderElection          bool   `json:"leaderElection,omitempty"`
 	LeaderElectionNamespace string `json:"leaderElectionNamespace,omitempty"`
 	MetricsBindAddress      string `json:"metricsBindAddress,omitempty"`
-	HealthProbeBindAddress  string `json:"healthProbeBindAddress,omitempty"`
+	// MetricsInsecure serves metrics over plain HTTP to anyone; by default
+	// they are HTTPS for authenticated and authorised callers only.
+	MetricsInsecure        bool   `json:"metricsInsecure,omitempty"`
+	HealthProbeBindAddress string `json:"healthProbeBindAddress,omitempty"`
 
 	// KubeAPIQPS and KubeAPIBurst limit the operator's requests to the API server.
 	KubeAPIQPS   float32 `json:"kubeAPIQPS,omitempty"`
@@ -143,6 +147,20 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 	return mgr, nil
 }
 
+// metricsOptions serves /metrics over HTTPS to callers the API server
+// authenticates (TokenReview) and authorises (SubjectAccessReview for
+// `get` on the non-resource URL /metrics), unless MetricsInsecure.
+func metricsOptions(cfg Config) metricsserver.Options {
+	if cfg.MetricsInsecure {
+		return metricsserver.Options{BindAddress: cfg.MetricsBindAddress}
+	}
+	return metricsserver.Options{
+		BindAddress:    cfg.MetricsBindAddress,
+		SecureServing:  true,
+		FilterProvider: filters.WithAuthenticationAndAuthorization,
+	}
+}
+
 // managerOptions: the cache holds only what the operator manages (Tasks and
 // PipelineRuns it labelled), without managedFields; service accounts and
 // secrets are read directly, never cached cluster-wide.
@@ -154,7 +172,7 @@ func managerOptions(cfg Config) ctrl.Options {
 	}
 	return ctrl.Options{
 		Scheme:                  controllers.NewScheme(),
-		Metrics:                 metricsserver.Options{BindAddress: cfg.MetricsBindAddress},
+		Metrics:                 metricsOptions(cfg),
 		HealthProbeBindAddress:  cfg.HealthProbeBindAddress,
 		LeaderElection:          cfg.LeaderElection,
 		LeaderElectionID:        "kfp-tekton-operator.pipelines.kubeflow.org",
