@@ -42,7 +42,10 @@ const (
 	ReasonTasksApplied           = "TasksApplied"
 	ReasonTasksNotApplied        = "TasksNotApplied"
 	ReasonServiceAccountNotFound = "ServiceAccountNotFound"
-	ReasonImageNotResolvable     = "ImageNotResolvable"
+	// ReasonServiceAccountNotAllowed: with a workflowNamespace, the Provider's
+	// service account there is not marked for it.
+	ReasonServiceAccountNotAllowed = "ServiceAccountNotAllowed"
+	ReasonImageNotResolvable       = "ImageNotResolvable"
 	// ReasonPodSecurityIncompatible: the workflow namespace enforces Pod
 	// Security `restricted` and Tekton is not configured to run there.
 	ReasonPodSecurityIncompatible = "PodSecurityIncompatible"

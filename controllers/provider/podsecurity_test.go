@@ -34,3 +34,20 @@ func TestPodSecurityProblem(t *testing.T) {
 		})
 	}
 }
+
+func TestMarksProvider(t *testing.T) {
+	cases := map[string]bool{
+		"team-a/kfp":              true,
+		"team-b/kfp, team-a/kfp":  true,
+		" team-a/kfp ":            true,
+		"team-a/kfp2":             false,
+		"team-a/kf":               false,
+		"*":                       false, // no wildcard: each Provider is named
+		"":                        false,
+		"team-a/kfp/extra":        false,
+		"team-b/kfp,team-a/kfp-x": false,
+	}
+	for annotation, want := range cases {
+		assert.Equal(t, want, marksProvider(annotation, "team-a/kfp"), "%q", annotation)
+	}
+}

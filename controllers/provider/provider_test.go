@@ -2,6 +2,7 @@ package provider_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers/operator"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers/provider"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/hack/controlplane"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/hack/testregistry"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks"
@@ -187,6 +189,15 @@ func TestWorkflowNamespaceHoldsEveryProvidersTasks(t *testing.T) {
 	ns := namespace(t)
 	p := newProvider(ns, "kfp", image)
 	require.NoError(t, cp.Client.Create(ctx, p))
+	// The shared namespace's service account must be marked for this Provider.
+	eventuallyReady(t, p, metav1.ConditionFalse, pipelinesv1beta1.ReasonServiceAccountNotAllowed)
+	assert.Contains(t, ready(t, p).Message, fmt.Sprintf(`pipelines.kubeflow.org/providers: "%s/kfp"`, ns))
+	sa := &corev1.ServiceAccount{}
+	require.NoError(t, cp.Client.Get(ctx, client.ObjectKey{Namespace: workflows, Name: "kfp-provider"}, sa))
+	sa.Annotations = map[string]string{provider.AnnotationProviders: "other/kfp, " + ns + "/kfp"}
+	require.NoError(t, cp.Client.Update(ctx, sa))
+	p.Annotations = map[string]string{"poke": "1"} // the operator does not watch service accounts
+	require.NoError(t, cp.Client.Update(ctx, p))
 	eventuallyReady(t, p, metav1.ConditionTrue, pipelinesv1beta1.ReasonTasksApplied)
 	assert.Equal(t, workflows, p.Status.WorkflowNamespace)
 	assert.NotEmpty(t, sharedTasks(t, workflows))

@@ -5,6 +5,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
@@ -87,6 +88,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	o := observation{workflowNamespace: namespace, tasks: r.tasks.names()}
 	_, o.tasksErr = r.tasks.ensure(ctx, namespace)
 	keychain, saErr := serviceAccountKeychain(ctx, r.APIReader, namespace, p.Spec.ServiceAccount)
+	if saErr == nil {
+		saErr = checkWorkflowServiceAccount(ctx, r.APIReader, r.WorkflowNamespace, p)
+		if saErr != nil && !errors.Is(saErr, errServiceAccountNotAllowed) {
+			return ctrl.Result{}, saErr // transient: back off
+		}
+	}
 	o.serviceAccountErr = saErr
 	if keychain != nil {
 		if imagesCurrent(p) {

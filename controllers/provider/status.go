@@ -37,6 +37,9 @@ func readyCondition(p *pipelinesv1beta1.Provider, o observation) metav1.Conditio
 		c.Reason = pipelinesv1beta1.ReasonServiceAccountNotFound
 		c.Message = fmt.Sprintf("service account %q does not exist in namespace %s; the operator does not create it (the provider chart does)",
 			p.Spec.ServiceAccount, o.workflowNamespace)
+	case errors.Is(o.serviceAccountErr, errServiceAccountNotAllowed):
+		c.Reason = pipelinesv1beta1.ReasonServiceAccountNotAllowed
+		c.Message = o.serviceAccountErr.Error()
 	case o.serviceAccountErr != nil:
 		c.Reason = pipelinesv1beta1.ReasonServiceAccountNotFound
 		c.Message = o.serviceAccountErr.Error()
