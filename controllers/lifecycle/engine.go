@@ -285,6 +285,19 @@ func runningMessage(pr *tektonv1.PipelineRun, failures int, previous string) str
 
 // finalize deletes the resource from the backend, then releases it. done
 // means the finalizer is gone and the object must not be written again.
+// cancel asks Tekton to stop a running PipelineRun (once; gone is fine).
+func (r *Reconciler[T]) cancel(ctx context.Context, pr *tektonv1.PipelineRun) error {
+	if pr.Spec.Status == tektonv1.PipelineRunSpecStatusCancelled {
+		return nil
+	}
+	patch := client.MergeFrom(pr.DeepCopy())
+	pr.Spec.Status = tektonv1.PipelineRunSpecStatusCancelled
+	if err := r.Client.Patch(ctx, pr, patch); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("cancelling PipelineRun %s/%s: %w", pr.Namespace, pr.Name, err)
+	}
+	return nil
+}
+
 func (r *Reconciler[T]) finalize(ctx context.Context, obj T) (ctrl.Result, bool, error) {
 	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
 		return ctrl.Result{}, true, nil
@@ -312,19 +325,13 @@ func (r *Reconciler[T]) finalize(ctx context.Context, obj T) (ctrl.Result, bool,
 		if latest := runs.latest(OpCreate, OpUpdate); latest != nil && !latest.IsDone() && skip {
 			// Let it go now, as the annotation asks: stop the pending run
 			// rather than wait for it (it may never end).
-			if latest.Spec.Status != tektonv1.PipelineRunSpecStatusCancelled {
-				patch := client.MergeFrom(latest.DeepCopy())
-				latest.Spec.Status = tektonv1.PipelineRunSpecStatusCancelled
-				if err := r.Client.Patch(ctx, latest, patch); err != nil && !apierrors.IsNotFound(err) {
-					return ctrl.Result{}, false, fmt.Errorf("cancelling PipelineRun %s/%s: %w", latest.Namespace, latest.Name, err)
-				}
+			if err := r.cancel(ctx, latest); err != nil {
+				return ctrl.Result{}, false, err
 			}
 		} else if latest != nil && !latest.IsDone() {
-			if r.Kind.CancelOnDelete && latest.Spec.Status != tektonv1.PipelineRunSpecStatusCancelled {
-				patch := client.MergeFrom(latest.DeepCopy())
-				latest.Spec.Status = tektonv1.PipelineRunSpecStatusCancelled
-				if err := r.Client.Patch(ctx, latest, patch); err != nil && !apierrors.IsNotFound(err) {
-					return ctrl.Result{}, false, fmt.Errorf("cancelling PipelineRun %s/%s: %w", latest.Namespace, latest.Name, err)
+			if r.Kind.CancelOnDelete {
+				if err := r.cancel(ctx, latest); err != nil {
+					return ctrl.Result{}, false, err
 				}
 			}
 			// Wait for it: its result may be an id the backend now holds.
