@@ -15,9 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-	"path/filepath"
 )
 
 // hostile are values that Tekton's substitution or the kubelet's env
@@ -95,10 +92,6 @@ func TestUserBytesReachTheProviderUnchanged(t *testing.T) {
 // the provider step of the resource's create run.
 func receivedJSON(t *testing.T, ns, kind, name, marker string, into any) {
 	t.Helper()
-	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(root, "bin", "kubeconfig"))
-	require.NoError(t, err)
-	clientset, err := kubernetes.NewForConfig(cfg)
-	require.NoError(t, err)
 	for _, pr := range runsOf(t, ns, kind, name) {
 		if pr.Labels["pipelines.kubeflow.org/operation"] != "create" || succeededCondition(&pr) != "True" {
 			continue

@@ -29,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -37,9 +38,10 @@ import (
 )
 
 var (
-	cl     client.Client
-	images map[string]string
-	root   string
+	cl        client.Client
+	clientset kubernetes.Interface // for what client cannot do: logs, tokens
+	images    map[string]string
+	root      string
 )
 
 func TestMain(m *testing.M) {
@@ -59,6 +61,9 @@ func setup() error {
 	}
 	cfg.QPS, cfg.Burst = 100, 200
 	if cl, err = client.New(cfg, client.Options{Scheme: controllers.NewScheme()}); err != nil {
+		return err
+	}
+	if clientset, err = kubernetes.NewForConfig(cfg); err != nil {
 		return err
 	}
 	f, err := os.Open(filepath.Join(root, "bin", "images.env"))

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -121,7 +122,7 @@ func TestImageThatDoesNotExist(t *testing.T) {
 		ref := mustRef(t, images["REGISTRY"]+"/fixtures/vanishing-"+ns+":1")
 		require.NoError(t, remote.Write(ref, src))
 		provider(t, ns, "vanishing", ref.String(), "")
-		pinned, _, _ := unstructuredString(get(t, "Provider", ns, "vanishing"), "status", "image")
+		pinned, _, _ := unstructured.NestedString(get(t, "Provider", ns, "vanishing").Object, "status", "image")
 		require.Contains(t, pinned, "@sha256:")
 		digest := mustRef(t, pinned)
 		require.NoError(t, remote.Delete(digest))

@@ -4,12 +4,12 @@ package e2e
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 const syncTimeout = 3 * time.Minute
@@ -124,7 +124,7 @@ func lifecycle(t *testing.T, ns, kind, name, providerKind, update string) {
 	t.Helper()
 	waitFor(t, syncTimeout, kind+" created", func() (bool, string) { return synchronised(get(t, kind, ns, name)) })
 	obj := get(t, kind, ns, name)
-	id, _, _ := unstructuredString(obj, "status", "provider", "id")
+	id, _, _ := unstructured.NestedString(obj.Object, "status", "provider", "id")
 	assert.Equal(t, fmt.Sprintf("%s/%s/%s", providerKind, ns, name), id, "the fixture provider's id reached status.provider.id")
 	checkRuns(t, ns, kind, name, "create")
 
@@ -187,22 +187,4 @@ func childrenOf(t *testing.T, ns, kind, owner string) []string {
 		}
 	}
 	return names
-}
-
-func unstructuredString(obj interface{ UnstructuredContent() map[string]any }, fields ...string) (string, bool, error) {
-	m := obj.UnstructuredContent()
-	for i, f := range fields {
-		v, ok := m[f]
-		if !ok {
-			return "", false, nil
-		}
-		if i == len(fields)-1 {
-			s, ok := v.(string)
-			return s, ok, nil
-		}
-		if m, ok = v.(map[string]any); !ok {
-			return "", false, fmt.Errorf("%s is not an object", strings.Join(fields[:i+1], "."))
-		}
-	}
-	return "", false, nil
 }

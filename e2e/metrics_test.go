@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,8 +18,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -31,10 +28,6 @@ import (
 func TestMetricsNeedAnAuthorisedToken(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t, "e2e-metrics")
-	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(root, "bin", "kubeconfig"))
-	require.NoError(t, err)
-	clientset, err := kubernetes.NewForConfig(cfg)
-	require.NoError(t, err)
 
 	token := func(sa string) string {
 		require.NoError(t, client.IgnoreAlreadyExists(cl.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: sa}})))

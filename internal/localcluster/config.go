@@ -60,13 +60,18 @@ func (l Layout) Kubeconfig(user string) string { return l.Path("kubeconfig", use
 // `down` can remove them all and leave the host's cgroup tree as it was.
 const CgroupRoot = "/kfp-tekton-local"
 
+// containerdSocket is on the namespace's private /run.
+const containerdSocket = "/run/containerd/containerd.sock"
+
 // Component is one process of the cluster.
 type Component struct {
 	Name string
 	Args []string
 	// Ready is an HTTPS or HTTP URL that answers 200 once the component
-	// serves, or empty when the process being alive is enough.
-	Ready string
+	// serves; ReadySocket a unix socket that exists once it serves; with
+	// neither, the process being alive is enough.
+	Ready       string
+	ReadySocket string
 }
 
 // Components lists the cluster's processes in start order (stopped in reverse).
@@ -112,7 +117,8 @@ func Components(l Layout, n Network) []Component {
 			"--authentication-kubeconfig=" + l.Kubeconfig("scheduler"), "--authorization-kubeconfig=" + l.Kubeconfig("scheduler"),
 			"--bind-address=127.0.0.1", "--secure-port=10259", "--leader-elect=false", "--profiling=false",
 		}, Ready: "https://127.0.0.1:10259/healthz"},
-		{Name: "containerd", Args: []string{"containerd", "--config=" + l.Path("containerd.toml")}},
+		{Name: "containerd", Args: []string{"containerd", "--config=" + l.Path("containerd.toml")},
+			ReadySocket: containerdSocket},
 		{Name: "kubelet", Args: []string{bin("kubelet"),
 			"--config=" + l.Path("kubelet.yaml"), "--kubeconfig=" + l.Kubeconfig("kubelet"),
 			"--node-ip=" + n.NodeIP.String(), "--hostname-override=" + n.NodeName,
@@ -131,7 +137,7 @@ root = "/var/lib/containerd"
 state = "/run/containerd"
 oom_score = 0
 [grpc]
-  address = "/run/containerd/containerd.sock"
+  address = "%[3]s"
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "%[1]s/pause:3.10"
   # Lowering oom_score_adj needs CAP_SYS_RESOURCE, which root lacks here.
@@ -147,7 +153,7 @@ oom_score = 0
     conf_dir = "%[2]s"
   [plugins."io.containerd.grpc.v1.cri".registry.mirrors."%[1]s"]
     endpoint = ["http://%[1]s"]
-`, n.Registry(), l.Path("cni"))
+`, n.Registry(), l.Path("cni"), containerdSocket)
 }
 
 // CNIConfig is one bridge network for pods, without masquerading: there is
@@ -182,9 +188,9 @@ authentication:
 authorization: {mode: Webhook}
 tlsCertFile: %s
 tlsPrivateKeyFile: %s
-containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
+containerRuntimeEndpoint: unix://%[6]s
 cgroupDriver: cgroupfs
-cgroupRoot: %s
+cgroupRoot: %[5]s
 failCgroupV1: false
 failSwapOn: false
 oomScoreAdj: 0
@@ -196,7 +202,7 @@ maxPods: 110
 evictionHard: {memory.available: "100Mi", nodefs.available: "1%%", imagefs.available: "1%%"}
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
-`, n.NodeIP, l.PKI("ca.crt"), l.PKI("kubelet-serving.crt"), l.PKI("kubelet-serving.key"), CgroupRoot)
+`, n.NodeIP, l.PKI("ca.crt"), l.PKI("kubelet-serving.crt"), l.PKI("kubelet-serving.key"), CgroupRoot, containerdSocket)
 }
 
 // KubeProxyConfig is kube-proxy in iptables mode, in the namespace's own

@@ -140,9 +140,9 @@ func (s *Supervisor) start(c Component, died chan<- *process) (*process, error) 
 }
 
 func (s *Supervisor) waitReady(ctx context.Context, p *process, timeout time.Duration) error {
-	if p.Ready == "" && p.Name == "containerd" {
+	if p.ReadySocket != "" {
 		return waitFor(ctx, p, timeout, func() error {
-			_, err := os.Stat("/run/containerd/containerd.sock")
+			_, err := os.Stat(p.ReadySocket)
 			return err
 		})
 	}
