@@ -27,16 +27,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers/operator"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/hack/controlplane"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/hack/testregistry"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/operator"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/registry"
 )
 
-var cp *controlplane.ControlPlane
+var cp *testenv.ControlPlane
 
-func TestMain(m *testing.M) { os.Exit(controlplane.RunTests(m, &cp)) }
+func TestMain(m *testing.M) { os.Exit(testenv.RunTests(m, &cp)) }
 
-func root() string { return controlplane.RepoRoot() }
+func root() string { return testenv.RepoRoot() }
 
 // helm renders a chart with bin/helm (built by make from the module proxy).
 func helm(t *testing.T, args ...string) string {
@@ -154,7 +154,7 @@ func TestChartRBACIsEnoughForTheOperator(t *testing.T) {
 	ensureNamespace(t, ns)
 	operatorRBAC := helm(t, "template", "op", "config/helm/kfp-tekton-operator", "--namespace", "kfp-tekton-operator",
 		"--show-only", "templates/rbac.yaml", "--show-only", "templates/serviceaccount.yaml")
-	reg := testregistry.Start(t)
+	reg := registry.Start(t)
 	image, _ := reg.Push("team/provider:v1")
 	providerChart := helm(t, "template", "prv", "config/helm/kfp-tekton-provider", "--namespace", ns,
 		"--set", "provider.image="+image, "--set", "provider.name=kfp")

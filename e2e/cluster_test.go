@@ -34,7 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/scheme"
 )
 
 var (
@@ -60,7 +60,7 @@ func setup() error {
 		return fmt.Errorf("the local cluster's kubeconfig (run hack/e2e.sh): %w", err)
 	}
 	cfg.QPS, cfg.Burst = 100, 200
-	if cl, err = client.New(cfg, client.Options{Scheme: controllers.NewScheme()}); err != nil {
+	if cl, err = client.New(cfg, client.Options{Scheme: scheme.New()}); err != nil {
 		return err
 	}
 	if clientset, err = kubernetes.NewForConfig(cfg); err != nil {

@@ -15,12 +15,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/hack/controlplane"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
 )
 
-var cp *controlplane.ControlPlane
+var cp *testenv.ControlPlane
 
-func TestMain(m *testing.M) { os.Exit(controlplane.RunTests(m, &cp)) }
+func TestMain(m *testing.M) { os.Exit(testenv.RunTests(m, &cp)) }
 
 func newNamespace(t *testing.T) string {
 	t.Helper()
@@ -31,7 +31,7 @@ func newNamespace(t *testing.T) string {
 
 func sample(t *testing.T, file string) *unstructured.Unstructured {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "config", "samples", file))
+	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "samples", file))
 	require.NoError(t, err)
 	u := &unstructured.Unstructured{}
 	require.NoError(t, yaml.Unmarshal(data, &u.Object))
@@ -39,7 +39,7 @@ func sample(t *testing.T, file string) *unstructured.Unstructured {
 }
 
 func TestEverySampleIsAccepted(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(controlplane.RepoRoot(), "config", "samples", "*.yaml"))
+	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "config", "samples", "*.yaml"))
 	require.NoError(t, err)
 	kinds := map[string]bool{}
 	ns := newNamespace(t)

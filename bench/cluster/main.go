@@ -28,7 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/scheme"
 )
 
 func main() {
@@ -46,7 +46,7 @@ func run(n int) error {
 	if err != nil {
 		return err
 	}
-	cl, err := client.New(cfg, client.Options{Scheme: controllers.NewScheme()})
+	cl, err := client.New(cfg, client.Options{Scheme: scheme.New()})
 	if err != nil {
 		return err
 	}

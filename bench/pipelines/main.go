@@ -38,11 +38,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/generator"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/hack/controlplane"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/hack/testregistry"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/scheme"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/registry"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/pipelines"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
@@ -61,12 +61,12 @@ func main() {
 
 func run(n int, skipDirect bool) error {
 	ctx := context.Background()
-	cp, err := controlplane.Start()
+	cp, err := testenv.Start()
 	if err != nil {
 		return err
 	}
 	defer func() { _ = cp.Stop() }()
-	host, stopRegistry, err := testregistry.Serve("bench/provider:v1", "bench/compiler:v1")
+	host, stopRegistry, err := registry.Serve("bench/provider:v1", "bench/compiler:v1")
 	if err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func run(n int, skipDirect bool) error {
 	// The same client settings for the direct baseline as the operator gets.
 	clientCfg := rest.CopyConfig(cp.Config)
 	clientCfg.QPS, clientCfg.Burst = qps, 2*qps
-	direct, err := client.New(clientCfg, client.Options{Scheme: controllers.NewScheme()})
+	direct, err := client.New(clientCfg, client.Options{Scheme: scheme.New()})
 	if err != nil {
 		return err
 	}
@@ -259,14 +259,14 @@ func waitFor(limit time.Duration, done func() (bool, error)) error {
 
 // startOperator builds cmd/operator and runs it against the control plane;
 // peakRSS reads its high-water mark (KiB) from /proc.
-func startOperator(cp *controlplane.ControlPlane, registryHost string) (stop func(), peakRSS func() int, err error) {
+func startOperator(cp *testenv.ControlPlane, registryHost string) (stop func(), peakRSS func() int, err error) {
 	dir, err := os.MkdirTemp("", "pipelines-bench")
 	if err != nil {
 		return nil, nil, err
 	}
 	bin := filepath.Join(dir, "operator")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/operator")
-	build.Dir = controlplane.RepoRoot()
+	build.Dir = testenv.RepoRoot()
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, nil, fmt.Errorf("building the operator: %v: %s", err, out)
 	}

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/generator/release"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/cmd/prgen/release"
 )
 
 func main() {

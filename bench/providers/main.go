@@ -26,9 +26,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers/operator"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/hack/controlplane"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/hack/testregistry"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/operator"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/registry"
 )
 
 func main() {
@@ -56,12 +56,12 @@ func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func run(nProviders, nNamespaces, concurrency int, qps float32) error {
-	cp, err := controlplane.Start()
+	cp, err := testenv.Start()
 	if err != nil {
 		return err
 	}
 	defer func() { _ = cp.Stop() }()
-	host, stop, err := testregistry.Serve("bench/provider:v1")
+	host, stop, err := registry.Serve("bench/provider:v1")
 	if err != nil {
 		return err
 	}

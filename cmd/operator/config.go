@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers/operator"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/operator"
 )
 
 func defaults() operator.Config {
@@ -32,7 +32,7 @@ func defaults() operator.Config {
 
 // bind registers a flag for every field of cfg, defaulting to its value.
 func bind(fs *flag.FlagSet, cfg *operator.Config, file *string) {
-	fs.StringVar(file, "config", *file, "operator configuration file (YAML, fields as in controllers/operator.Config); flags override it")
+	fs.StringVar(file, "config", *file, "operator configuration file (YAML, fields as in internal/controller/operator.Config); flags override it")
 	fs.StringVar(&cfg.WorkflowNamespace, "workflow-namespace", cfg.WorkflowNamespace, "namespace of every Provider's Tasks and PipelineRuns; empty: each Provider's own namespace")
 	fs.StringVar(&cfg.HelperImage, "helper-image", cfg.HelperImage, "image with /kfp-task for the shared Tasks (default $KFP_HELPER_IMAGE)")
 	fs.BoolVar(&cfg.LeaderElection, "leader-elect", cfg.LeaderElection, "elect a leader, for more than one replica")

@@ -12,7 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/controllers/operator"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/operator"
 )
 
 // version is set at build time (-ldflags -X main.version=...).

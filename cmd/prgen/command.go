@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/generator/digest"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/generator/release"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/cmd/prgen/release"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/imageref"
 )
 
 type options struct {
@@ -132,7 +132,7 @@ func run(ctx context.Context, o *options, out io.Writer) error {
 	}
 	opts := release.Options{Namespace: o.namespace, Selector: selector}
 	if o.resolveDigests {
-		opts.ResolveImage = digest.NewResolver(authn.DefaultKeychain).Resolve
+		opts.ResolveImage = imageref.NewResolver(authn.DefaultKeychain).Resolve
 	}
 	runs, err := matrix.Runs(ctx, opts)
 	if err != nil {

@@ -9,14 +9,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/hack/testregistry"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/registry"
 )
 
 // A registry on 127.0.0.1 serving tools/kaniko:v1 and tools/git:v2;
 // returns the registry host and the two digests.
 func toolRegistry(t *testing.T) (host, kaniko, git string) {
 	t.Helper()
-	reg := testregistry.Start(t)
+	reg := registry.Start(t)
 	_, kaniko = reg.Push("tools/kaniko:v1")
 	_, git = reg.Push("tools/git:v2")
 	return reg.Host, kaniko, git

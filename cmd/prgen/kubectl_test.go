@@ -13,12 +13,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/hack/controlplane"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
 )
 
-var cp *controlplane.ControlPlane
+var cp *testenv.ControlPlane
 
-func TestMain(m *testing.M) { os.Exit(controlplane.RunTests(m, &cp)) }
+func TestMain(m *testing.M) { os.Exit(testenv.RunTests(m, &cp)) }
 
 // kubectl runs the real kubectl against the test control plane.
 func kubectl(t *testing.T, stdin string, args ...string) string {

@@ -10,7 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/generator/yamlenc"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/yamlenc"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
 

@@ -1,0 +1,17 @@
+// Package experiment is the Experiment controller: a thin Kind over the
+// lifecycle engine.
+package experiment
+
+import (
+	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+)
+
+// Kind is the Experiment kind for the lifecycle engine; its version hashes its spec.
+var Kind = lifecycle.Kind[*pipelinesv1beta1.Experiment]{
+	Name: "experiment",
+	New:  func() *pipelinesv1beta1.Experiment { return &pipelinesv1beta1.Experiment{} },
+	Version: func(e *pipelinesv1beta1.Experiment, _ *pipelinesv1beta1.Provider) (string, error) {
+		return lifecycle.SpecHash(e.Spec)
+	},
+}

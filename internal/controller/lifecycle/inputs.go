@@ -1,0 +1,255 @@
+package lifecycle
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/generator"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/naming"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/pipelines"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
+)
+
+// resourceInput is the resource as the provider sees it (tasks/README.md).
+type resourceInput struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   resourceMetadata  `json:"metadata"`
+	Spec       json.RawMessage   `json:"spec"`
+	Status     resourceStatusIn  `json:"status"`
+	Version    string            `json:"version"`
+	Extra      map[string]string `json:"extra,omitempty"`
+}
+
+type resourceMetadata struct {
+	Name       string `json:"name"`
+	Namespace  string `json:"namespace"`
+	UID        string `json:"uid"`
+	Generation int64  `json:"generation"`
+}
+
+type resourceStatusIn struct {
+	Provider pipelinesv1beta1.ProviderAndID `json:"provider"`
+}
+
+// providerInput is the Provider's configuration as the provider sees it:
+// its spec with images pinned, and the artifact location resolved for this
+// resource. Secrets are named, never included.
+type providerInput struct {
+	Name               string                        `json:"name"`
+	Namespace          string                        `json:"namespace"`
+	Spec               pipelinesv1beta1.ProviderSpec `json:"spec"`
+	ArtifactRepository *ArtifactLocation             `json:"artifactRepository,omitempty"`
+}
+
+func jsonParam(name string, v any) (tektonv1.Param, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return tektonv1.Param{}, fmt.Errorf("encoding %s: %w", name, err)
+	}
+	return generator.StringParam(name, contract.EncodeParam(data)), nil
+}
+
+// builders keeps one generator.Builder per operation shape, so Tekton's
+// validation verdicts are remembered across reconciles.
+var builders sync.Map // task name -> *generator.Builder
+
+func builderFor(kind, op string) (*generator.Builder, taskdef.Operation, error) {
+	operation, ok := taskdef.Find(kind, op)
+	if !ok {
+		return nil, operation, fmt.Errorf("no %s operation for kind %s", op, kind)
+	}
+	if b, ok := builders.Load(operation.TaskName()); ok {
+		return b.(*generator.Builder), operation, nil
+	}
+	shape, err := pipelines.Get(operation.TaskName())
+	if err != nil {
+		return nil, operation, err
+	}
+	b, _ := builders.LoadOrStore(operation.TaskName(), generator.NewBuilder(shape))
+	return b.(*generator.Builder), operation, nil
+}
+
+// runRequest is one operation to run for a resource.
+type runRequest struct {
+	obj       Subject
+	kind      string
+	provider  *pipelinesv1beta1.Provider
+	op        string
+	version   string
+	attempt   int // failed runs of this operation at this version
+	sequence  int // runs of this operation so far, whatever their version
+	namespace string
+	helper    string
+	artifacts *ArtifactLocation
+	extra     tektonv1.Params
+	now       time.Time
+	timeout   time.Duration
+}
+
+// RunName is the deterministic name of a resource's sequence-th run of op
+// (at version): a retry after a crash finds the run it already created
+// instead of starting a second, while a spec that returns to an earlier
+// version still gets a run of its own.
+func RunName(kind string, obj Subject, op, version string, sequence int) string {
+	return naming.Name([]string{kind, obj.GetName(), op},
+		kind, obj.GetNamespace(), obj.GetName(), string(obj.GetUID()), op, version, strconv.Itoa(sequence))
+}
+
+func buildRun(ctx context.Context, req runRequest) (*tektonv1.PipelineRun, error) {
+	builder, operation, err := builderFor(req.kind, req.op)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := json.Marshal(specOf(req.obj))
+	if err != nil {
+		return nil, err
+	}
+	gvk := req.obj.GetObjectKind().GroupVersionKind()
+	resource := resourceInput{
+		APIVersion: pipelinesv1beta1.GroupVersion.String(),
+		Kind:       gvk.Kind,
+		Metadata: resourceMetadata{Name: req.obj.GetName(), Namespace: req.obj.GetNamespace(),
+			UID: string(req.obj.GetUID()), Generation: req.obj.GetGeneration()},
+		Spec:    spec,
+		Status:  resourceStatusIn{Provider: req.obj.CommonStatus().Provider},
+		Version: req.version,
+	}
+	pinned := req.provider.Spec.DeepCopy()
+	pinned.Image = req.provider.Status.Image
+	if len(req.provider.Status.Frameworks) == len(pinned.Frameworks) {
+		pinned.Frameworks = req.provider.Status.Frameworks
+	}
+	config := providerInput{Name: req.provider.Name, Namespace: req.provider.Namespace, Spec: *pinned, ArtifactRepository: req.artifacts}
+	resourceParam, err := jsonParam(taskdef.ParamResource, resource)
+	if err != nil {
+		return nil, err
+	}
+	configParam, err := jsonParam(taskdef.ParamProviderConfig, config)
+	if err != nil {
+		return nil, err
+	}
+	params := tektonv1.Params{
+		generator.StringParam(taskdef.ParamHelperImage, req.helper),
+		resourceParam, configParam,
+	}
+	if operation.CallsProvider {
+		params = append(params, generator.StringParam(taskdef.ParamProviderImage, req.provider.Status.Image))
+	}
+	params = append(params, req.extra...)
+	if err := checkEnvSizes(params); err != nil {
+		return nil, err
+	}
+
+	pr, err := builder.Build(ctx, generator.Run{
+		Namespace:          req.namespace,
+		Name:               RunName(req.kind, req.obj, req.op, req.version, req.sequence),
+		Labels:             runLabels(req),
+		ServiceAccountName: req.provider.Spec.ServiceAccount,
+		Params:             params,
+		Timeout:            operationTimeout(req.timeout),
+	})
+	if err != nil {
+		return nil, err
+	}
+	pr.Annotations = map[string]string{
+		AnnotationOwner:     req.obj.GetNamespace() + "/" + req.obj.GetName(),
+		AnnotationCreatedAt: req.now.UTC().Format(CreatedAtLayout),
+		// Whole, as the label may be shortened: a Provider name can be 253 characters.
+		AnnotationProvider: req.provider.Namespace + "/" + req.provider.Name,
+	}
+	// Tekton keeps a tekton.dev/pipeline label it finds on a run only when
+	// generateName is set; the API server ignores generateName beside a name.
+	pr.GenerateName = naming.GenerateNamePrefix(req.kind, req.obj.GetName())
+	if req.namespace == req.obj.GetNamespace() {
+		gvk := req.obj.GetObjectKind().GroupVersionKind()
+		pr.OwnerReferences = []metav1.OwnerReference{{
+			APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: req.obj.GetName(), UID: req.obj.GetUID(),
+			BlockOwnerDeletion: ptr.To(false),
+		}}
+	}
+	return pr, nil
+}
+
+func runLabels(req runRequest) map[string]string {
+	return map[string]string{
+		LabelManagedBy:      ManagedBy,
+		LabelOwnerKind:      req.kind,
+		LabelOwnerName:      naming.LabelValue(req.obj.GetName()),
+		LabelOwnerNamespace: req.obj.GetNamespace(),
+		LabelOwnerUID:       string(req.obj.GetUID()),
+		LabelOperation:      req.op,
+		LabelProvider:       naming.LabelValue(req.provider.Name),
+		LabelProviderNS:     req.provider.Namespace,
+		LabelVersion:        naming.LabelValue(req.version),
+		LabelAttempt:        strconv.Itoa(req.attempt),
+		LabelTektonPipeline: naming.LabelValue(req.kind, req.obj.GetNamespace(), req.obj.GetName()),
+	}
+}
+
+// specOf is the spec field of any user resource.
+func specOf(obj Subject) any {
+	switch o := obj.(type) {
+	case *pipelinesv1beta1.Pipeline:
+		return o.Spec
+	case *pipelinesv1beta1.Run:
+		return o.Spec
+	case *pipelinesv1beta1.RunSchedule:
+		return o.Spec
+	case *pipelinesv1beta1.RunConfiguration:
+		return o.Spec
+	case *pipelinesv1beta1.Experiment:
+		return o.Spec
+	}
+	return nil
+}
+
+// SpecHash is a short, stable hash of v's JSON: the version of specs that
+// have no version of their own.
+func SpecHash(v any) (string, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])[:10], nil
+}
+
+// maxEnvValue is the longest value one environment variable of a step can
+// hold: Linux limits each "NAME=value" string to 128 KiB (MAX_ARG_STRLEN);
+// a longer one makes the step fail to start (E2BIG) on every retry.
+const maxEnvValue = 128*1024 - 64
+
+// checkEnvSizes refuses a run whose JSON params cannot reach a step's
+// environment, before a PipelineRun exists: no attempt could succeed.
+func checkEnvSizes(params tektonv1.Params) error {
+	for _, p := range params {
+		switch p.Name {
+		case taskdef.ParamResource, taskdef.ParamProviderConfig, taskdef.ParamPipelineConfig:
+			if n := len(p.Value.StringVal); n > maxEnvValue {
+				return fmt.Errorf("the %s passed to the provider would be %d bytes encoded, more than a step's environment variable can hold (%d): shorten the resource's parameters or env (JSON escapes characters such as < and & six-fold)",
+					p.Name, n, maxEnvValue)
+			}
+		}
+	}
+	return nil
+}
+
+func operationTimeout(d time.Duration) *metav1.Duration {
+	if d <= 0 {
+		return nil
+	}
+	return &metav1.Duration{Duration: d}
+}

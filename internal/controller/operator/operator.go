@@ -1,0 +1,242 @@
+// Package operator assembles the controller manager: its cache, clients and
+// every controller. cmd/operator runs it; tests run the same assembly.
+package operator
+
+import (
+	"context"
+	"time"
+
+	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/experiment"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/pipeline"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/provider"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/run"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/runconfiguration"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/runschedule"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/scheme"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
+)
+
+// Config is the operator's configuration: a YAML file (--config), each
+// field overridable by the flag of the same name.
+type Config struct {
+	// WorkflowNamespace, when set, holds every Provider's shared Tasks and
+	// PipelineRuns; empty runs each Provider's in its own namespace.
+	WorkflowNamespace string `json:"workflowNamespace,omitempty"`
+	// HelperImage holds /kfp-task for the shared Tasks; normally the
+	// operator's own image.
+	HelperImage string `json:"helperImage,omitempty"`
+
+	LeaderElection          bool   `json:"leaderElection,omitempty"`
+	LeaderElectionNamespace string `json:"leaderElectionNamespace,omitempty"`
+	MetricsBindAddress      string `json:"metricsBindAddress,omitempty"`
+	// MetricsInsecure serves metrics over plain HTTP to anyone; by default
+	// they are HTTPS for authenticated and authorised callers only.
+	MetricsInsecure        bool   `json:"metricsInsecure,omitempty"`
+	HealthProbeBindAddress string `json:"healthProbeBindAddress,omitempty"`
+
+	// KubeAPIQPS and KubeAPIBurst limit the operator's requests to the API server.
+	KubeAPIQPS   float32 `json:"kubeAPIQPS,omitempty"`
+	KubeAPIBurst int     `json:"kubeAPIBurst,omitempty"`
+	// MaxConcurrentReconciles per controller.
+	MaxConcurrentReconciles int `json:"maxConcurrentReconciles,omitempty"`
+	// SyncPeriod re-reconciles everything this often, catching drift that
+	// no watch reports.
+	SyncPeriod metav1.Duration `json:"syncPeriod,omitempty"`
+	// RetryAfter is how soon a resource waiting on something outside the
+	// operator (a service account, an image) is looked at again.
+	RetryAfter metav1.Duration `json:"retryAfter,omitempty"`
+
+	// RetryBackoffBase and RetryBackoffMax space the retries of a failed
+	// operation: doubled per failure, capped.
+	RetryBackoffBase metav1.Duration `json:"retryBackoffBase,omitempty"`
+	RetryBackoffMax  metav1.Duration `json:"retryBackoffMax,omitempty"`
+	// OperationTimeout bounds each operation's PipelineRun: one that has not
+	// ended by then fails (Tekton's timeout) and is retried as a failed
+	// attempt, so no run holds its resource forever (default 15m).
+	OperationTimeout metav1.Duration `json:"operationTimeout,omitempty"`
+	// ArtifactRepositoryTTL bounds how stale a namespace's
+	// artifact-repositories ConfigMap may be when a run is built (default 10 s).
+	ArtifactRepositoryTTL metav1.Duration `json:"artifactRepositoryTTL,omitempty"`
+
+	// TektonNamespace is where Tekton's feature-flags ConfigMap lives
+	// (default tekton-pipelines); read to warn about Pod Security.
+	TektonNamespace string `json:"tektonNamespace,omitempty"`
+
+	// SkipNameValidation lets tests start several managers in one process.
+	SkipNameValidation bool `json:"-"`
+}
+
+// NewManager builds a manager running every controller with cfg. version is
+// recorded on what the operator applies.
+func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manager, error) {
+	restConfig = rest.CopyConfig(restConfig)
+	restConfig.QPS, restConfig.Burst = cfg.KubeAPIQPS, cfg.KubeAPIBurst
+	mgr, err := ctrl.NewManager(restConfig, managerOptions(cfg))
+	if err != nil {
+		return nil, err
+	}
+	providers := &provider.Reconciler{
+		Client:            mgr.GetClient(),
+		APIReader:         mgr.GetAPIReader(),
+		Recorder:          mgr.GetEventRecorder("kfp-tekton-operator"),
+		WorkflowNamespace: cfg.WorkflowNamespace,
+		Version:           version,
+		RetryAfter:        cfg.RetryAfter.Duration,
+		TektonNamespace:   cfg.TektonNamespace,
+	}
+	opts := controller.Options{MaxConcurrentReconciles: cfg.MaxConcurrentReconciles, SkipNameValidation: &cfg.SkipNameValidation}
+	if err := providers.SetupWithManager(mgr, opts); err != nil {
+		return nil, err
+	}
+	ctx := context.Background()
+	if err := lifecycle.IndexRunOwners(ctx, mgr); err != nil {
+		return nil, err
+	}
+	engine := engineSettings{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("kfp-tekton-operator"),
+		WorkflowNamespace: cfg.WorkflowNamespace, HelperImage: cfg.HelperImage,
+		Backoff:          lifecycle.Backoff{Base: orDefault(cfg.RetryBackoffBase.Duration, 10*time.Second), Max: orDefault(cfg.RetryBackoffMax.Duration, 10*time.Minute)},
+		RetryAfter:       orDefault(cfg.RetryAfter.Duration, time.Minute),
+		ConfigMapTTL:     cfg.ArtifactRepositoryTTL.Duration,
+		OperationTimeout: orDefault(cfg.OperationTimeout.Duration, 15*time.Minute),
+	}
+	for _, setup := range []func() error{
+		func() error {
+			return setupKind(ctx, mgr, engine, pipeline.Kind, func() client.ObjectList { return &pipelinesv1beta1.PipelineList{} }, opts)
+		},
+		func() error {
+			return setupKind(ctx, mgr, engine, experiment.Kind, func() client.ObjectList { return &pipelinesv1beta1.ExperimentList{} }, opts)
+		},
+		func() error {
+			return setupKind(ctx, mgr, engine, runschedule.Kind, func() client.ObjectList { return &pipelinesv1beta1.RunScheduleList{} }, opts)
+		},
+		func() error {
+			return setupKind(ctx, mgr, engine, run.Kind, func() client.ObjectList { return &pipelinesv1beta1.RunList{} }, opts)
+		},
+		func() error {
+			rc := &runconfiguration.Reconciler{Client: mgr.GetClient(), RetryAfter: engine.RetryAfter}
+			return rc.SetupWithManager(ctx, mgr, opts)
+		},
+	} {
+		if err := setup(); err != nil {
+			return nil, err
+		}
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// metricsOptions serves /metrics over HTTPS to callers the API server
+// authenticates (TokenReview) and authorises (SubjectAccessReview for
+// `get` on the non-resource URL /metrics), unless MetricsInsecure.
+func metricsOptions(cfg Config) metricsserver.Options {
+	if cfg.MetricsInsecure {
+		return metricsserver.Options{BindAddress: cfg.MetricsBindAddress}
+	}
+	return metricsserver.Options{
+		BindAddress:    cfg.MetricsBindAddress,
+		SecureServing:  true,
+		FilterProvider: filters.WithAuthenticationAndAuthorization,
+	}
+}
+
+// managerOptions: the cache holds only what the operator manages (Tasks and
+// PipelineRuns it labelled), without managedFields; service accounts and
+// secrets are read directly, never cached cluster-wide.
+func managerOptions(cfg Config) ctrl.Options {
+	managed := labels.SelectorFromSet(labels.Set{taskdef.LabelManagedBy: taskdef.ManagedBy})
+	var syncPeriod *time.Duration
+	if cfg.SyncPeriod.Duration > 0 {
+		syncPeriod = &cfg.SyncPeriod.Duration
+	}
+	return ctrl.Options{
+		Scheme:                  scheme.New(),
+		Metrics:                 metricsOptions(cfg),
+		HealthProbeBindAddress:  cfg.HealthProbeBindAddress,
+		LeaderElection:          cfg.LeaderElection,
+		LeaderElectionID:        "kfp-tekton-operator.pipelines.kubeflow.org",
+		LeaderElectionNamespace: cfg.LeaderElectionNamespace,
+		Cache: cache.Options{
+			SyncPeriod:       syncPeriod,
+			DefaultTransform: cache.TransformStripManagedFields(),
+			ByObject: map[client.Object]cache.ByObject{
+				&tektonv1.Task{}:        {Label: managed},
+				&tektonv1.PipelineRun{}: {Label: managed, Transform: slimRun},
+			},
+		},
+		Client: client.Options{Cache: &client.CacheOptions{
+			DisableFor: []client.Object{&corev1.Secret{}, &corev1.ServiceAccount{}},
+		}},
+	}
+}
+
+// engineSettings are what every lifecycle controller shares.
+type engineSettings struct {
+	Client            client.Client
+	APIReader         client.Reader
+	Recorder          events.EventRecorder
+	WorkflowNamespace string
+	HelperImage       string
+	Backoff           lifecycle.Backoff
+	OperationTimeout  time.Duration
+	RetryAfter        time.Duration
+	ConfigMapTTL      time.Duration
+}
+
+func setupKind[T lifecycle.Subject](ctx context.Context, mgr ctrl.Manager, s engineSettings, kind lifecycle.Kind[T],
+	list func() client.ObjectList, opts controller.Options) error {
+	r := &lifecycle.Reconciler[T]{
+		Kind: kind, Client: s.Client, APIReader: s.APIReader, Recorder: s.Recorder,
+		WorkflowNamespace: s.WorkflowNamespace, HelperImage: s.HelperImage, Backoff: s.Backoff, RetryAfter: s.RetryAfter,
+		ConfigMapTTL: s.ConfigMapTTL, OperationTimeout: s.OperationTimeout,
+	}
+	return r.SetupWithManager(ctx, mgr, list, opts)
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// slimRun keeps in the cache only what the controllers read from a
+// PipelineRun: metadata, spec.status, conditions, times, results and child
+// references. The embedded pipelineSpec, params and Tekton's copy of the
+// spec in status are most of each object, and 10,000 of them would be most
+// of the operator's memory.
+func slimRun(obj any) (any, error) {
+	pr, ok := obj.(*tektonv1.PipelineRun)
+	if !ok {
+		return obj, nil
+	}
+	pr.ManagedFields = nil
+	pr.Spec.PipelineSpec = nil
+	pr.Spec.Params = nil
+	pr.Spec.Workspaces = nil
+	pr.Status.PipelineSpec = nil
+	pr.Status.Provenance = nil
+	pr.Status.SpanContext = nil
+	return pr, nil
+}

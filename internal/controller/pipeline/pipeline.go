@@ -1,0 +1,114 @@
+// Package pipeline is the Pipeline controller: a thin Kind over the
+// lifecycle engine. Creating or updating a Pipeline compiles it with the
+// provider's compiler for its framework and uploads it.
+package pipeline
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+
+	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/generator"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/naming"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
+)
+
+// Kind is the Pipeline kind for the lifecycle engine.
+var Kind = lifecycle.Kind[*pipelinesv1beta1.Pipeline]{
+	Name:    "pipeline",
+	New:     func() *pipelinesv1beta1.Pipeline { return &pipelinesv1beta1.Pipeline{} },
+	Version: Version,
+	ArtifactRef: func(p *pipelinesv1beta1.Pipeline) *pipelinesv1beta1.ArtifactRepositoryRef {
+		return p.Spec.ArtifactRepositoryRef
+	},
+	Params: params,
+}
+
+// Version is the image's tag and a short hash over the image, env,
+// framework and the provider's compiler image digest: a new compiler
+// recompiles every pipeline of its framework.
+func Version(p *pipelinesv1beta1.Pipeline, provider *pipelinesv1beta1.Provider) (string, error) {
+	compiler, err := compilerImage(p, provider)
+	if err != nil {
+		return "", err
+	}
+	hash, err := lifecycle.SpecHash(struct {
+		Image     string                             `json:"image"`
+		Env       []pipelinesv1beta1.NamedValue      `json:"env"`
+		Framework pipelinesv1beta1.PipelineFramework `json:"framework"`
+		Compiler  string                             `json:"compiler"`
+	}{p.Spec.Image, p.Spec.Env, p.Spec.Framework, compiler})
+	if err != nil {
+		return "", err
+	}
+	return naming.Compact(63, imageTag(p.Spec.Image), hash[:7]), nil
+}
+
+// imageTag is the tag of image, or a short digest, or "latest".
+func imageTag(image string) string {
+	ref, err := name.ParseReference(image)
+	if err != nil {
+		return "latest"
+	}
+	switch r := ref.(type) {
+	case name.Tag:
+		return r.TagStr()
+	case name.Digest:
+		return strings.TrimPrefix(r.DigestStr(), "sha256:")[:12]
+	}
+	return "latest"
+}
+
+// compilerImage is the pinned compiler image of the pipeline's framework.
+func compilerImage(p *pipelinesv1beta1.Pipeline, provider *pipelinesv1beta1.Provider) (string, error) {
+	var offered []string
+	for _, f := range provider.Status.Frameworks {
+		if f.Name == p.Spec.Framework.Name {
+			return f.Image, nil
+		}
+		offered = append(offered, f.Name)
+	}
+	return "", fmt.Errorf("spec.framework.name: provider %s/%s offers no framework %q (offers: %s)",
+		provider.Namespace, provider.Name, p.Spec.Framework.Name, strings.Join(offered, ", "))
+}
+
+// compileConfig is the compiler's --pipeline_config (tasks/README.md).
+type compileConfig struct {
+	Name         string                             `json:"name"`
+	Namespace    string                             `json:"namespace"`
+	Image        string                             `json:"image"`
+	Env          []pipelinesv1beta1.NamedValue      `json:"env,omitempty"`
+	Framework    pipelinesv1beta1.PipelineFramework `json:"framework"`
+	BeamArgs     []pipelinesv1beta1.NamedValue      `json:"beamArgs,omitempty"`
+	PipelineRoot string                             `json:"pipelineRoot,omitempty"`
+}
+
+func params(p *pipelinesv1beta1.Pipeline, provider *pipelinesv1beta1.Provider, op string, artifacts *lifecycle.ArtifactLocation) (tektonv1.Params, error) {
+	if op == lifecycle.OpDelete {
+		return nil, nil
+	}
+	compiler, err := compilerImage(p, provider)
+	if err != nil {
+		return nil, err
+	}
+	cfg := compileConfig{Name: p.Name, Namespace: p.Namespace, Image: p.Spec.Image, Env: p.Spec.Env,
+		Framework: p.Spec.Framework, BeamArgs: provider.Spec.DefaultBeamArgs}
+	if artifacts != nil {
+		cfg.PipelineRoot = artifacts.Location
+	}
+	data, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return tektonv1.Params{
+		generator.StringParam(taskdef.ParamPipelineConfig, contract.EncodeParam(data)),
+		generator.StringParam(taskdef.ParamCompilerImage, compiler),
+		generator.StringParam(taskdef.ParamPipelineImage, p.Spec.Image),
+	}, nil
+}

@@ -1,0 +1,246 @@
+// Package provider reconciles Providers: it keeps the shared Tasks applied
+// once in each workflow namespace, pins the provider's images to digests and
+// reports whether the Provider can run PipelineRuns.
+package provider
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/predicates"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
+)
+
+// Finalizer keeps a Provider until the shared Tasks it may be the last user
+// of are removed.
+const Finalizer = "pipelines.kubeflow.org/shared-tasks"
+
+// defaultRetryAfter is how soon a Provider waiting on something outside
+// the operator's control (a service account, an image push) is looked at again.
+const defaultRetryAfter = time.Minute
+
+// Reconciler reconciles Providers.
+type Reconciler struct {
+	Client client.Client
+	// APIReader reads what the operator does not cache (service accounts,
+	// pull secrets): caching them would mean watching every one in the cluster.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	// WorkflowNamespace, when set, is where every Provider's Tasks and
+	// PipelineRuns live; otherwise each Provider's own namespace.
+	WorkflowNamespace string
+	// Version of the operator, recorded on the Tasks it applies.
+	Version string
+	// RetryAfter overrides defaultRetryAfter.
+	RetryAfter time.Duration
+	// TektonNamespace holds Tekton's feature-flags ConfigMap (default tekton-pipelines).
+	TektonNamespace string
+
+	tasks *taskApplier
+}
+
+// WorkflowNamespaceOf is where p's Tasks and PipelineRuns live.
+func (r *Reconciler) WorkflowNamespaceOf(p *pipelinesv1beta1.Provider) string {
+	if r.WorkflowNamespace != "" {
+		return r.WorkflowNamespace
+	}
+	return p.Namespace
+}
+
+// +kubebuilder:rbac:groups=pipelines.kubeflow.org,resources=providers,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=pipelines.kubeflow.org,resources=providers/status;providers/finalizers,verbs=get;update;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one Provider's workflow namespace and status up to date.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	p := &pipelinesv1beta1.Provider{}
+	if err := r.Client.Get(ctx, req.NamespacedName, p); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	namespace := r.WorkflowNamespaceOf(p)
+	if !p.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, p, namespace)
+	}
+	if controllerutil.AddFinalizer(p, Finalizer) {
+		if err := r.Client.Update(ctx, p); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+
+	o := observation{workflowNamespace: namespace, tasks: r.tasks.names()}
+	_, o.tasksErr = r.tasks.ensure(ctx, namespace)
+	keychain, saErr := serviceAccountKeychain(ctx, r.APIReader, namespace, p.Spec.ServiceAccount)
+	if saErr == nil {
+		saErr = checkWorkflowServiceAccount(ctx, r.APIReader, r.WorkflowNamespace, p)
+		if saErr != nil && !errors.Is(saErr, errServiceAccountNotAllowed) {
+			return ctrl.Result{}, saErr // transient: back off
+		}
+	}
+	o.serviceAccountErr = saErr
+	if keychain != nil {
+		if imagesCurrent(p) {
+			o.image, o.frameworks = p.Status.Image, p.Status.Frameworks
+		} else {
+			o.image, o.frameworks, o.imageErr = resolveImages(ctx, p.Spec, keychain)
+		}
+	} else {
+		o.imageErr = saErr
+	}
+
+	podSecurity, podSecurityErr := checkPodSecurity(ctx, r.APIReader, namespace, r.tektonNamespace())
+	o.podSecurity = podSecurity
+
+	if err := r.writeStatus(ctx, p, desiredStatus(p, o)); err != nil {
+		return ctrl.Result{}, err
+	}
+	switch {
+	case o.tasksErr != nil && !apierrors.IsNotFound(o.tasksErr):
+		return ctrl.Result{}, o.tasksErr // transient: back off
+	case podSecurityErr != nil:
+		return ctrl.Result{}, podSecurityErr
+	// Tekton's flags are not watched: a fixed flag is noticed at the next retry.
+	case o.tasksErr != nil, o.serviceAccountErr != nil, o.imageErr != nil, o.podSecurity != "":
+		return ctrl.Result{RequeueAfter: r.retryAfter()}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+func (r *Reconciler) tektonNamespace() string {
+	if r.TektonNamespace != "" {
+		return r.TektonNamespace
+	}
+	return DefaultTektonNamespace
+}
+
+func (r *Reconciler) retryAfter() time.Duration {
+	if r.RetryAfter > 0 {
+		return r.RetryAfter
+	}
+	return defaultRetryAfter
+}
+
+// writeStatus patches the status when it changed, and records an Event when
+// readiness changed.
+func (r *Reconciler) writeStatus(ctx context.Context, p *pipelinesv1beta1.Provider, status pipelinesv1beta1.ProviderStatus) error {
+	if equality.Semantic.DeepEqual(p.Status, status) {
+		return nil
+	}
+	before := meta.FindStatusCondition(p.Status.Conditions, pipelinesv1beta1.ConditionReady)
+	base := p.DeepCopy()
+	p.Status = status
+	if err := r.Client.Status().Patch(ctx, p, client.MergeFrom(base)); err != nil {
+		return err
+	}
+	after := meta.FindStatusCondition(status.Conditions, pipelinesv1beta1.ConditionReady)
+	if before == nil || before.Status != after.Status || before.Reason != after.Reason {
+		eventType := corev1.EventTypeNormal
+		if after.Status != "True" {
+			eventType = corev1.EventTypeWarning
+		}
+		r.Recorder.Eventf(p, nil, eventType, after.Reason, "Reconcile", "%s", after.Message)
+	}
+	return nil
+}
+
+// finalize removes the shared Tasks when p is the last Provider using its
+// workflow namespace, then lets p go.
+func (r *Reconciler) finalize(ctx context.Context, p *pipelinesv1beta1.Provider, namespace string) error {
+	if !controllerutil.ContainsFinalizer(p, Finalizer) {
+		return nil
+	}
+	others, err := r.providersUsing(ctx, namespace)
+	if err != nil {
+		return err
+	}
+	remaining := 0
+	for _, o := range others {
+		if o.UID != p.UID && o.DeletionTimestamp.IsZero() {
+			remaining++
+		}
+	}
+	if remaining == 0 {
+		if err := r.tasks.remove(ctx, namespace); err != nil {
+			return err
+		}
+		r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, "TasksRemoved", "Finalize",
+			"last Provider using namespace %s: shared Tasks removed", namespace)
+	}
+	controllerutil.RemoveFinalizer(p, Finalizer)
+	return client.IgnoreNotFound(r.Client.Update(ctx, p))
+}
+
+// providersUsing lists the Providers whose workflow namespace is namespace.
+func (r *Reconciler) providersUsing(ctx context.Context, namespace string) ([]pipelinesv1beta1.Provider, error) {
+	list := &pipelinesv1beta1.ProviderList{}
+	var opts []client.ListOption
+	if r.WorkflowNamespace == "" {
+		opts = append(opts, client.InNamespace(namespace))
+	} else if namespace != r.WorkflowNamespace {
+		return nil, nil
+	}
+	if err := r.Client.List(ctx, list, opts...); err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
+// SetupWithManager registers the controller. Shared Tasks are watched
+// through the manager's label-filtered cache, so an edited or deleted Task
+// brings the Providers of its namespace back to restore it.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	applier, err := newTaskApplier(r.Client, r.Version)
+	if err != nil {
+		return err
+	}
+	r.tasks = applier
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&pipelinesv1beta1.Provider{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicates.BeingDeleted))).
+		Watches(&tektonv1.Task{}, handler.EnqueueRequestsFromMapFunc(r.providersForTask),
+			builder.WithPredicates(predicate.NewPredicateFuncs(isManaged))).
+		WithOptions(opts).
+		Named("provider").
+		Complete(r)
+}
+
+func (r *Reconciler) providersForTask(ctx context.Context, obj client.Object) []reconcile.Request {
+	providers, err := r.providersUsing(ctx, obj.GetNamespace())
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing Providers for Task", "task", client.ObjectKeyFromObject(obj))
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, 1)
+	for _, p := range providers {
+		if p.DeletionTimestamp.IsZero() {
+			// One Provider suffices to restore the namespace's Tasks.
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Name}})
+			break
+		}
+	}
+	return reqs
+}
+
+// isManaged says obj is a Task the operator manages. The manager's cache
+// holds only those already; the predicate keeps the controller correct
+// without that configuration.
+func isManaged(obj client.Object) bool {
+	return obj.GetLabels()[taskdef.LabelManagedBy] == taskdef.ManagedBy
+}

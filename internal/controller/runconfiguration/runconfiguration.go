@@ -1,0 +1,253 @@
+// Package runconfiguration is the RunConfiguration controller. A
+// RunConfiguration has no backend object of its own: it owns one
+// RunSchedule per schedule and creates Runs when its triggers fire, each
+// with the pipeline version it resolved pinned, and the other controllers
+// take them to the backend.
+package runconfiguration
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/naming"
+)
+
+// Labels on what a RunConfiguration creates.
+const (
+	LabelRunConfiguration = "pipelines.kubeflow.org/runconfiguration"
+	LabelTrigger          = "pipelines.kubeflow.org/trigger"
+	LabelTriggerSource    = "pipelines.kubeflow.org/trigger.source"
+	TriggerSchedule       = "schedule"
+	TriggerPipeline       = "onChange-pipeline"
+	TriggerRunSpec        = "onChange-runSpec"
+
+	indexPipeline = "pipelines.kubeflow.org/pipeline"
+)
+
+// Reconciler reconciles RunConfigurations.
+type Reconciler struct {
+	Client     client.Client
+	RetryAfter time.Duration
+}
+
+// Reconcile brings a RunConfiguration's RunSchedules and Runs up to date.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	rc := &pipelinesv1beta1.RunConfiguration{}
+	if err := r.Client.Get(ctx, req.NamespacedName, rc); err != nil || !rc.DeletionTimestamp.IsZero() {
+		// Owned RunSchedules and Runs go with it (owner references).
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	before := rc.Status.DeepCopy()
+	result, err := r.synchronize(ctx, rc)
+	if !equality.Semantic.DeepEqual(before, &rc.Status) {
+		base := rc.DeepCopy()
+		base.Status = *before
+		if werr := r.Client.Status().Patch(ctx, rc, client.MergeFrom(base)); werr != nil && !apierrors.IsNotFound(werr) {
+			return ctrl.Result{}, werr
+		}
+	}
+	return result, err
+}
+
+func (r *Reconciler) synchronize(ctx context.Context, rc *pipelinesv1beta1.RunConfiguration) (ctrl.Result, error) {
+	rc.Status.ObservedGeneration = rc.Generation
+	pinned, version, pipelineGeneration, err := r.pinPipeline(ctx, rc)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if pinned == "" {
+		setReady(rc, metav1.ConditionUnknown, pipelinesv1beta1.ReasonProgressing,
+			fmt.Sprintf("waiting for Pipeline %s/%s to have a version", rc.Namespace, rc.Spec.Run.Pipeline))
+		return ctrl.Result{RequeueAfter: r.RetryAfter}, nil
+	}
+	runSpec := rc.Spec.Run.DeepCopy()
+	runSpec.Pipeline = pinned
+	// The pipeline reference has its own trigger: a new pinned version must
+	// not also count as a new run spec.
+	withoutPipeline := rc.Spec.Run.DeepCopy()
+	withoutPipeline.Pipeline = ""
+	runSpecVersion, err := lifecycle.SpecHash(withoutPipeline)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.reconcileSchedules(ctx, rc, *runSpec); err != nil {
+		return ctrl.Result{}, err
+	}
+	if slices.Contains(rc.Spec.Triggers.OnChange, pipelinesv1beta1.OnChangePipeline) && rc.Status.TriggeredPipelineVersion != version {
+		if err := r.createRun(ctx, rc, *runSpec, TriggerPipeline, version, pipelineGeneration); err != nil {
+			return ctrl.Result{}, err
+		}
+		rc.Status.TriggeredPipelineVersion = version
+	}
+	if slices.Contains(rc.Spec.Triggers.OnChange, pipelinesv1beta1.OnChangeRunSpec) && rc.Status.TriggeredRunSpecVersion != runSpecVersion {
+		if err := r.createRun(ctx, rc, *runSpec, TriggerRunSpec, runSpecVersion, strconv.FormatInt(rc.Generation, 10)); err != nil {
+			return ctrl.Result{}, err
+		}
+		rc.Status.TriggeredRunSpecVersion = runSpecVersion
+	}
+	rc.Status.Version = version + "-" + runSpecVersion
+	rc.Status.Provider.Name = lifecycle.ProviderKey(rc.Spec.Run.Provider, rc.Namespace).String()
+	setReady(rc, metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized,
+		fmt.Sprintf("%d RunSchedules for pipeline %s", len(rc.Spec.Triggers.Schedules), pinned))
+	return ctrl.Result{}, nil
+}
+
+// pinPipeline returns "name:version", the version and what identifies this
+// sighting of it: as referenced (the RunConfiguration's generation), or the
+// referenced Pipeline's current version (its observed generation); "" while
+// the Pipeline has no version.
+func (r *Reconciler) pinPipeline(ctx context.Context, rc *pipelinesv1beta1.RunConfiguration) (pipelinesv1beta1.PipelineReference, string, string, error) {
+	name, version, hasVersion := strings.Cut(string(rc.Spec.Run.Pipeline), ":")
+	if hasVersion {
+		return rc.Spec.Run.Pipeline, version, "rc-" + strconv.FormatInt(rc.Generation, 10), nil
+	}
+	p := &pipelinesv1beta1.Pipeline{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: rc.Namespace, Name: name}, p); err != nil {
+		return "", "", "", client.IgnoreNotFound(err)
+	}
+	if p.Status.Version == "" || !meta.IsStatusConditionTrue(p.Status.Conditions, pipelinesv1beta1.ConditionReady) {
+		return "", "", "", nil
+	}
+	return pipelinesv1beta1.PipelineReference(name + ":" + p.Status.Version), p.Status.Version,
+		"pipeline-" + strconv.FormatInt(p.Status.ObservedGeneration, 10), nil
+}
+
+// scheduleName is stable per schedule: changing a schedule replaces its
+// RunSchedule; an unchanged one is kept (and updated in place when the run
+// spec changes).
+func scheduleName(rc *pipelinesv1beta1.RunConfiguration, s pipelinesv1beta1.Schedule) string {
+	hash, _ := lifecycle.SpecHash(s)
+	return naming.Compact(253, rc.Name, hash[:8])
+}
+
+func (r *Reconciler) reconcileSchedules(ctx context.Context, rc *pipelinesv1beta1.RunConfiguration, runSpec pipelinesv1beta1.RunSpec) error {
+	owned := &pipelinesv1beta1.RunScheduleList{}
+	if err := r.Client.List(ctx, owned, client.InNamespace(rc.Namespace), client.MatchingLabels{LabelRunConfiguration: string(rc.UID)}); err != nil {
+		return err
+	}
+	desired := map[string]pipelinesv1beta1.RunScheduleSpec{}
+	for _, s := range rc.Spec.Triggers.Schedules {
+		desired[scheduleName(rc, s)] = pipelinesv1beta1.RunScheduleSpec{RunSpec: runSpec, Schedule: s}
+	}
+	for i := range owned.Items {
+		existing := &owned.Items[i]
+		spec, keep := desired[existing.Name]
+		switch {
+		case !keep:
+			if err := r.Client.Delete(ctx, existing); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("deleting RunSchedule %s: %w", existing.Name, err)
+			}
+		case !equality.Semantic.DeepEqual(existing.Spec, spec):
+			patch := client.MergeFrom(existing.DeepCopy())
+			existing.Spec = spec
+			if err := r.Client.Patch(ctx, existing, patch); err != nil {
+				return fmt.Errorf("updating RunSchedule %s: %w", existing.Name, err)
+			}
+		}
+		delete(desired, existing.Name)
+	}
+	for name, spec := range desired {
+		rs := &pipelinesv1beta1.RunSchedule{
+			ObjectMeta: metav1.ObjectMeta{Namespace: rc.Namespace, Name: name, Labels: map[string]string{
+				LabelRunConfiguration: string(rc.UID), LabelTrigger: TriggerSchedule, LabelTriggerSource: naming.LabelValue(rc.Name),
+			}},
+			Spec: spec,
+		}
+		if err := controllerutil.SetControllerReference(rc, rs, r.Client.Scheme()); err != nil {
+			return err
+		}
+		if err := r.Client.Create(ctx, rs); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating RunSchedule %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// createRun creates the Run of one trigger firing; its name is derived from
+// the trigger, version and sighting, so a retry finds it rather than
+// starting another, while a change back to an earlier version still fires.
+func (r *Reconciler) createRun(ctx context.Context, rc *pipelinesv1beta1.RunConfiguration, spec pipelinesv1beta1.RunSpec,
+	trigger, version, sighting string) error {
+	run := &pipelinesv1beta1.Run{
+		ObjectMeta: metav1.ObjectMeta{Namespace: rc.Namespace,
+			Name: naming.Name([]string{rc.Name, trigger}, string(rc.UID), trigger, version, sighting),
+			Labels: map[string]string{
+				LabelRunConfiguration: string(rc.UID), LabelTrigger: trigger, LabelTriggerSource: naming.LabelValue(version),
+			}},
+		Spec: spec,
+	}
+	if err := controllerutil.SetControllerReference(rc, run, r.Client.Scheme()); err != nil {
+		return err
+	}
+	if err := r.Client.Create(ctx, run); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating Run for trigger %s: %w", trigger, err)
+	}
+	return nil
+}
+
+func setReady(rc *pipelinesv1beta1.RunConfiguration, status metav1.ConditionStatus, reason, message string) {
+	state := pipelinesv1beta1.StateSucceeded
+	switch {
+	case status == metav1.ConditionTrue:
+	case rc.Status.Version == "":
+		state = pipelinesv1beta1.StateCreating
+	default:
+		state = pipelinesv1beta1.StateUpdating
+	}
+	for _, c := range []metav1.Condition{
+		{Type: pipelinesv1beta1.ConditionReady, Status: status, Reason: reason, Message: message},
+		{Type: pipelinesv1beta1.ConditionSynchronized, Status: status, Reason: string(state), Message: message},
+	} {
+		c.ObservedGeneration = rc.Generation
+		meta.SetStatusCondition(&rc.Status.Conditions, c)
+	}
+}
+
+// SetupWithManager registers the controller; it watches what it owns and
+// the Pipelines its RunConfigurations reference.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &pipelinesv1beta1.RunConfiguration{}, indexPipeline, func(o client.Object) []string {
+		name, _, _ := strings.Cut(string(o.(*pipelinesv1beta1.RunConfiguration).Spec.Run.Pipeline), ":")
+		return []string{name}
+	}); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&pipelinesv1beta1.RunConfiguration{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&pipelinesv1beta1.RunSchedule{}).
+		Owns(&pipelinesv1beta1.Run{}).
+		Watches(&pipelinesv1beta1.Pipeline{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, p client.Object) []reconcile.Request {
+			list := &pipelinesv1beta1.RunConfigurationList{}
+			if err := r.Client.List(ctx, list, client.InNamespace(p.GetNamespace()), client.MatchingFields{indexPipeline: p.GetName()}); err != nil {
+				return nil
+			}
+			reqs := make([]reconcile.Request, len(list.Items))
+			for i := range list.Items {
+				reqs[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])}
+			}
+			return reqs
+		})).
+		WithOptions(opts).
+		Named("runconfiguration").
+		Complete(r)
+}

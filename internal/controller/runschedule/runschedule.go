@@ -1,0 +1,27 @@
+// Package runschedule is the RunSchedule controller: a thin Kind over the
+// lifecycle engine.
+package runschedule
+
+import (
+	"fmt"
+
+	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/cronspec"
+)
+
+// Kind is the RunSchedule kind for the lifecycle engine; its version hashes its spec.
+var Kind = lifecycle.Kind[*pipelinesv1beta1.RunSchedule]{
+	Name: "runschedule",
+	New:  func() *pipelinesv1beta1.RunSchedule { return &pipelinesv1beta1.RunSchedule{} },
+	Version: func(rs *pipelinesv1beta1.RunSchedule, _ *pipelinesv1beta1.Provider) (string, error) {
+		// A schedule no backend can run is refused before one sees it (InvalidSpec, no PipelineRun).
+		if err := cronspec.Validate(rs.Spec.Schedule.CronExpression); err != nil {
+			return "", fmt.Errorf("spec.schedule.cronExpression: %w", err)
+		}
+		return lifecycle.SpecHash(rs.Spec)
+	},
+	ArtifactRef: func(rs *pipelinesv1beta1.RunSchedule) *pipelinesv1beta1.ArtifactRepositoryRef {
+		return rs.Spec.ArtifactRepositoryRef
+	},
+}

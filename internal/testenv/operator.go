@@ -1,0 +1,55 @@
+package testenv
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/operator"
+)
+
+// TestOperatorConfig is cfg with what every in-process test operator needs:
+// no metrics or probe listeners, a generous client limit, quick retries,
+// and a helper image name (never pulled here).
+func TestOperatorConfig(cfg operator.Config) operator.Config {
+	cfg.MetricsBindAddress, cfg.HealthProbeBindAddress, cfg.SkipNameValidation = "0", "0", true
+	if cfg.KubeAPIQPS == 0 {
+		cfg.KubeAPIQPS, cfg.KubeAPIBurst = 500, 1000
+	}
+	if cfg.MaxConcurrentReconciles == 0 {
+		cfg.MaxConcurrentReconciles = 2
+	}
+	if cfg.RetryAfter.Duration == 0 {
+		cfg.RetryAfter = metav1.Duration{Duration: 200 * time.Millisecond}
+	}
+	if cfg.HelperImage == "" {
+		cfg.HelperImage = "example.com/kfp-tekton-operator:test"
+	}
+	return cfg
+}
+
+// RunOperator runs the operator's manager, assembled as cmd/operator does,
+// against the control plane until the test ends or stop is called.
+func (cp *ControlPlane) RunOperator(t T, cfg operator.Config) (stop func()) {
+	t.Helper()
+	mgr, err := operator.NewManager(cp.Config, TestOperatorConfig(cfg), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
