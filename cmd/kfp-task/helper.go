@@ -92,12 +92,6 @@ func write(args []string, getenv func(string) string) error {
 	return nil
 }
 
-// output is what a provider writes to --output.
-type output struct {
-	ID    string `json:"id"`
-	Error string `json:"error"`
-}
-
 type resultFlags struct {
 	id, errPath string
 	budget      int
@@ -202,14 +196,14 @@ func readExitCode(path string) (int, error) {
 	return code, nil
 }
 
-func readOutput(path string) (output, error) {
-	var out output
+func readOutput(path string) (contract.Output, error) {
+	var out contract.Output
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return out, fmt.Errorf("wrote no %s", path)
 	}
 	if err := json.Unmarshal(data, &out); err != nil {
-		return output{}, fmt.Errorf("wrote invalid JSON to %s: %v", path, err)
+		return contract.Output{}, fmt.Errorf("wrote invalid JSON to %s: %v", path, err)
 	}
 	return out, nil
 }

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 // Argo-compatible names (seed 003): a namespace's artifact repositories live
@@ -21,31 +22,8 @@ const (
 	AnnotationDefaultArtifactRepo = "workflows.argoproj.io/default-artifact-repository"
 )
 
-// ArtifactLocation is where a resource's artifacts go, as resolved, with
-// references to the Secrets holding credentials (never their contents).
-type ArtifactLocation struct {
-	// Source says which level decided: resource, namespace, provider or pipelineRootStorage.
-	Source   string           `json:"source"`
-	Location string           `json:"location"`
-	Endpoint string           `json:"endpoint,omitempty"`
-	Region   string           `json:"region,omitempty"`
-	Insecure bool             `json:"insecure,omitempty"`
-	Secrets  []SecretKeyRef   `json:"secrets,omitempty"`
-	Ref      *ConfigMapKeyRef `json:"configMapRef,omitempty"`
-}
-
-// SecretKeyRef names one key of a Secret and what it is for.
-type SecretKeyRef struct {
-	Purpose string `json:"purpose"`
-	Name    string `json:"name"`
-	Key     string `json:"key"`
-}
-
-// ConfigMapKeyRef records which ConfigMap key a location came from.
-type ConfigMapKeyRef struct {
-	Name string `json:"name"`
-	Key  string `json:"key"`
-}
+// ArtifactLocation is where a resource's artifacts go (the contract's type).
+type ArtifactLocation = contract.ArtifactLocation
 
 // resolveArtifacts applies DESIGN §6: the resource's explicit ref, then its
 // namespace's artifact-repositories default, then the Provider's
@@ -129,7 +107,7 @@ func fromConfigMap(ctx context.Context, c client.Reader, namespace, name, key st
 	if err != nil {
 		return nil, true, &problem{pipelinesv1beta1.ReasonArtifactRepoInvalid, fmt.Sprintf("%s key %q: %v", where, key, err)}
 	}
-	loc.Ref = &ConfigMapKeyRef{Name: name, Key: key}
+	loc.Ref = &contract.ConfigMapKeyRef{Name: name, Key: key}
 	return loc, true, nil
 }
 
@@ -146,10 +124,10 @@ func locate(repo pipelinesv1beta1.ArtifactRepository) (*ArtifactLocation, error)
 		loc := &ArtifactLocation{Location: "s3://" + join(s.Bucket, prefix(s.KeyPrefix, s.KeyFormat)),
 			Endpoint: s.Endpoint, Region: s.Region, Insecure: s.Insecure}
 		if s.AccessKeySecret != nil {
-			loc.Secrets = append(loc.Secrets, SecretKeyRef{"accessKey", s.AccessKeySecret.Name, s.AccessKeySecret.Key})
+			loc.Secrets = append(loc.Secrets, contract.SecretKeyRef{Purpose: "accessKey", Name: s.AccessKeySecret.Name, Key: s.AccessKeySecret.Key})
 		}
 		if s.SecretKeySecret != nil {
-			loc.Secrets = append(loc.Secrets, SecretKeyRef{"secretKey", s.SecretKeySecret.Name, s.SecretKeySecret.Key})
+			loc.Secrets = append(loc.Secrets, contract.SecretKeyRef{Purpose: "secretKey", Name: s.SecretKeySecret.Name, Key: s.SecretKeySecret.Key})
 		}
 		return loc, nil
 	case repo.GCS != nil:
@@ -159,7 +137,7 @@ func locate(repo pipelinesv1beta1.ArtifactRepository) (*ArtifactLocation, error)
 		}
 		loc := &ArtifactLocation{Location: "gs://" + join(g.Bucket, prefix(g.KeyPrefix, g.KeyFormat))}
 		if g.ServiceAccountKeySecret != nil {
-			loc.Secrets = append(loc.Secrets, SecretKeyRef{"serviceAccountKey", g.ServiceAccountKeySecret.Name, g.ServiceAccountKeySecret.Key})
+			loc.Secrets = append(loc.Secrets, contract.SecretKeyRef{Purpose: "serviceAccountKey", Name: g.ServiceAccountKeySecret.Name, Key: g.ServiceAccountKeySecret.Key})
 		}
 		return loc, nil
 	}

@@ -22,38 +22,6 @@ import (
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
 
-// resourceInput is the resource as the provider sees it (tasks/README.md).
-type resourceInput struct {
-	APIVersion string            `json:"apiVersion"`
-	Kind       string            `json:"kind"`
-	Metadata   resourceMetadata  `json:"metadata"`
-	Spec       json.RawMessage   `json:"spec"`
-	Status     resourceStatusIn  `json:"status"`
-	Version    string            `json:"version"`
-	Extra      map[string]string `json:"extra,omitempty"`
-}
-
-type resourceMetadata struct {
-	Name       string `json:"name"`
-	Namespace  string `json:"namespace"`
-	UID        string `json:"uid"`
-	Generation int64  `json:"generation"`
-}
-
-type resourceStatusIn struct {
-	Provider pipelinesv1beta1.ProviderAndID `json:"provider"`
-}
-
-// providerInput is the Provider's configuration as the provider sees it:
-// its spec with images pinned, and the artifact location resolved for this
-// resource. Secrets are named, never included.
-type providerInput struct {
-	Name               string                        `json:"name"`
-	Namespace          string                        `json:"namespace"`
-	Spec               pipelinesv1beta1.ProviderSpec `json:"spec"`
-	ArtifactRepository *ArtifactLocation             `json:"artifactRepository,omitempty"`
-}
-
 func jsonParam(name string, v any) (tektonv1.Param, error) {
 	data, err := json.Marshal(v)
 	if err != nil {
@@ -118,13 +86,14 @@ func buildRun(ctx context.Context, req runRequest) (*tektonv1.PipelineRun, error
 		return nil, err
 	}
 	gvk := req.obj.GetObjectKind().GroupVersionKind()
-	resource := resourceInput{
-		APIVersion: pipelinesv1beta1.GroupVersion.String(),
-		Kind:       gvk.Kind,
-		Metadata: resourceMetadata{Name: req.obj.GetName(), Namespace: req.obj.GetNamespace(),
+	resource := contract.Resource{
+		ContractVersion: contract.Version,
+		APIVersion:      pipelinesv1beta1.GroupVersion.String(),
+		Kind:            gvk.Kind,
+		Metadata: contract.Metadata{Name: req.obj.GetName(), Namespace: req.obj.GetNamespace(),
 			UID: string(req.obj.GetUID()), Generation: req.obj.GetGeneration()},
 		Spec:    spec,
-		Status:  resourceStatusIn{Provider: req.obj.CommonStatus().Provider},
+		Status:  contract.ResourceStatus{Provider: req.obj.CommonStatus().Provider},
 		Version: req.version,
 	}
 	pinned := req.provider.Spec.DeepCopy()
@@ -132,7 +101,7 @@ func buildRun(ctx context.Context, req runRequest) (*tektonv1.PipelineRun, error
 	if len(req.provider.Status.Frameworks) == len(pinned.Frameworks) {
 		pinned.Frameworks = req.provider.Status.Frameworks
 	}
-	config := providerInput{Name: req.provider.Name, Namespace: req.provider.Namespace, Spec: *pinned, ArtifactRepository: req.artifacts}
+	config := contract.ProviderConfig{ContractVersion: contract.Version, Name: req.provider.Name, Namespace: req.provider.Namespace, Spec: *pinned, ArtifactRepository: req.artifacts}
 	resourceParam, err := jsonParam(taskdef.ParamResource, resource)
 	if err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
@@ -221,11 +222,11 @@ func TestRunScheduleCreateUpdate(t *testing.T) {
 
 func TestArtifactRepositoryResolution(t *testing.T) {
 	f := setup(t)
-	location := func(t *testing.T, p *pipelinesv1beta1.Pipeline) (lifecycle.ArtifactLocation, string) {
+	location := func(t *testing.T, p *pipelinesv1beta1.Pipeline) (contract.ArtifactLocation, string) {
 		t.Helper()
 		require.NoError(t, cp.Client.Create(ctx, p))
 		pr := eventuallyRun(t, f.ns, p, 1, lifecycle.OpCreate)
-		var cfg struct{ ArtifactRepository lifecycle.ArtifactLocation }
+		var cfg struct{ ArtifactRepository contract.ArtifactLocation }
 		require.NoError(t, json.Unmarshal([]byte(params(pr)[taskdef.ParamProviderConfig]), &cfg))
 		var compile struct{ PipelineRoot string }
 		require.NoError(t, json.Unmarshal([]byte(params(pr)[taskdef.ParamPipelineConfig]), &compile))
@@ -253,7 +254,7 @@ func TestArtifactRepositoryResolution(t *testing.T) {
 	got, all := location(t, newPipeline(f.ns, "provider-repo"))
 	assert.Equal(t, "provider", got.Source)
 	assert.Equal(t, "s3://provider-bucket/runs", got.Location)
-	assert.Equal(t, []lifecycle.SecretKeyRef{{Purpose: "accessKey", Name: "minio", Key: "accesskey"}}, got.Secrets)
+	assert.Equal(t, []contract.SecretKeyRef{{Purpose: "accessKey", Name: "minio", Key: "accesskey"}}, got.Secrets)
 	assert.NotContains(t, all, "SECRET-VALUE", "credentials are referenced, never copied")
 
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "artifact-repositories",

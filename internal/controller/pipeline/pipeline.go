@@ -78,17 +78,6 @@ func compilerImage(p *pipelinesv1beta1.Pipeline, provider *pipelinesv1beta1.Prov
 		provider.Namespace, provider.Name, p.Spec.Framework.Name, strings.Join(offered, ", "))
 }
 
-// compileConfig is the compiler's --pipeline_config (tasks/README.md).
-type compileConfig struct {
-	Name         string                             `json:"name"`
-	Namespace    string                             `json:"namespace"`
-	Image        string                             `json:"image"`
-	Env          []pipelinesv1beta1.NamedValue      `json:"env,omitempty"`
-	Framework    pipelinesv1beta1.PipelineFramework `json:"framework"`
-	BeamArgs     []pipelinesv1beta1.NamedValue      `json:"beamArgs,omitempty"`
-	PipelineRoot string                             `json:"pipelineRoot,omitempty"`
-}
-
 func params(p *pipelinesv1beta1.Pipeline, provider *pipelinesv1beta1.Provider, op string, artifacts *lifecycle.ArtifactLocation) (tektonv1.Params, error) {
 	if op == lifecycle.OpDelete {
 		return nil, nil
@@ -97,7 +86,7 @@ func params(p *pipelinesv1beta1.Pipeline, provider *pipelinesv1beta1.Provider, o
 	if err != nil {
 		return nil, err
 	}
-	cfg := compileConfig{Name: p.Name, Namespace: p.Namespace, Image: p.Spec.Image, Env: p.Spec.Env,
+	cfg := contract.CompileConfig{ContractVersion: contract.Version, Name: p.Name, Namespace: p.Namespace, Image: p.Spec.Image, Env: p.Spec.Env,
 		Framework: p.Spec.Framework, BeamArgs: provider.Spec.DefaultBeamArgs}
 	if artifacts != nil {
 		cfg.PipelineRoot = artifacts.Location
