@@ -49,4 +49,17 @@ const (
 	// ReasonPodSecurityIncompatible: the workflow namespace enforces Pod
 	// Security `restricted` and Tekton is not configured to run there.
 	ReasonPodSecurityIncompatible = "PodSecurityIncompatible"
+	// ReasonPipelineRunNotCreated: the API server refused the operation's
+	// PipelineRun (its words are in the message).
+	ReasonPipelineRunNotCreated = "PipelineRunNotCreated"
+	// ReasonBackendRecordMissing: the status names a backend object, but no
+	// PipelineRun of the resource records it (pruned, or the status was
+	// written by someone else), so the operator will not update or delete it.
+	ReasonBackendRecordMissing = "BackendRecordMissing"
+	// ReasonInternalError: the operator could not build what it needs; a bug
+	// to report, not something the resource's author can fix.
+	ReasonInternalError = "InternalError"
+	// ReasonOwnedResourceNotReady: a RunSchedule or Run a RunConfiguration
+	// made is not Ready (the message names it and why).
+	ReasonOwnedResourceNotReady = "OwnedResourceNotReady"
 )

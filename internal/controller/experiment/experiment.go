@@ -9,8 +9,8 @@ import (
 
 // Kind is the Experiment kind for the lifecycle engine; its version hashes its spec.
 var Kind = lifecycle.Kind[*pipelinesv1beta1.Experiment]{
-	Name: "experiment",
-	New:  func() *pipelinesv1beta1.Experiment { return &pipelinesv1beta1.Experiment{} },
+	Traits: lifecycle.Traits{Name: "experiment"},
+	New:    func() *pipelinesv1beta1.Experiment { return &pipelinesv1beta1.Experiment{} },
 	Version: func(e *pipelinesv1beta1.Experiment, _ *pipelinesv1beta1.Provider) (string, error) {
 		return lifecycle.SpecHash(e.Spec)
 	},

@@ -58,7 +58,7 @@ type runRequest struct {
 	op        string
 	version   string
 	attempt   int // failed runs of this operation at this version
-	sequence  int // runs of this operation so far, whatever their version
+	ordinal   int // the run's number among the resource's runs
 	namespace string
 	helper    string
 	artifacts *ArtifactLocation
@@ -67,13 +67,13 @@ type runRequest struct {
 	timeout   time.Duration
 }
 
-// RunName is the deterministic name of a resource's sequence-th run of op
-// (at version): a retry after a crash finds the run it already created
+// RunName is the deterministic name of a resource's ordinal-th run, of op
+// at version: a retry after a crash finds the run it already created
 // instead of starting a second, while a spec that returns to an earlier
 // version still gets a run of its own.
-func RunName(kind string, obj Subject, op, version string, sequence int) string {
+func RunName(kind string, obj Subject, op, version string, ordinal int) string {
 	return naming.Name([]string{kind, obj.GetName(), op},
-		kind, obj.GetNamespace(), obj.GetName(), string(obj.GetUID()), op, version, strconv.Itoa(sequence))
+		kind, obj.GetNamespace(), obj.GetName(), string(obj.GetUID()), op, version, strconv.Itoa(ordinal))
 }
 
 func buildRun(ctx context.Context, req runRequest) (*tektonv1.PipelineRun, error) {
@@ -119,12 +119,12 @@ func buildRun(ctx context.Context, req runRequest) (*tektonv1.PipelineRun, error
 	}
 	params = append(params, req.extra...)
 	if err := checkEnvSizes(params); err != nil {
-		return nil, err
+		return nil, &specError{err}
 	}
 
 	pr, err := builder.Build(ctx, generator.Run{
 		Namespace:          req.namespace,
-		Name:               RunName(req.kind, req.obj, req.op, req.version, req.sequence),
+		Name:               RunName(req.kind, req.obj, req.op, req.version, req.ordinal),
 		Labels:             runLabels(req),
 		ServiceAccountName: req.provider.Spec.ServiceAccount,
 		Params:             params,
@@ -136,6 +136,7 @@ func buildRun(ctx context.Context, req runRequest) (*tektonv1.PipelineRun, error
 	pr.Annotations = map[string]string{
 		AnnotationOwner:     req.obj.GetNamespace() + "/" + req.obj.GetName(),
 		AnnotationCreatedAt: req.now.UTC().Format(CreatedAtLayout),
+		AnnotationOrdinal:   strconv.Itoa(req.ordinal),
 		// Whole, as the label may be shortened: a Provider name can be 253 characters.
 		AnnotationProvider: req.provider.Namespace + "/" + req.provider.Name,
 	}

@@ -26,6 +26,9 @@ const (
 	// AnnotationProvider is "namespace/name" of the Provider a run was made
 	// for, whole (the provider label is shortened past 63 characters).
 	AnnotationProvider = "pipelines.kubeflow.org/provider"
+	// AnnotationOrdinal numbers a resource's runs in the order they were
+	// made; it is part of each run's name.
+	AnnotationOrdinal = "pipelines.kubeflow.org/ordinal"
 	// CreatedAtLayout is RFC 3339 with fixed-width nanoseconds, so the
 	// annotation also sorts as text.
 	CreatedAtLayout = "2006-01-02T15:04:05.000000000Z07:00"

@@ -3,7 +3,8 @@ package lifecycle
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,22 +17,47 @@ import (
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
 
-// runSet is a resource's PipelineRuns, oldest first.
-type runSet []*tektonv1.PipelineRun
+// RunRecord is what decide needs to know of one of a resource's
+// PipelineRuns.
+type RunRecord struct {
+	Namespace, Name string
+	Op              string
+	// VersionLabel is the spec version the run is for, as its label holds it.
+	VersionLabel string
+	Ordinal      int
+	Done         bool
+	// Succeeded: done, no provider error, and (for create and update) an id.
+	Succeeded bool
+	Cancelled bool
+	// ID is the backend id a create or update reported.
+	ID string
+	// Provider is "namespace/name" of the Provider the run was made for.
+	Provider   string
+	FinishedAt time.Time
+	// Failure says why a failed run failed; set on the newest failed run of
+	// each operation and version (the only ones decide reports).
+	Failure string
+}
 
-// runsOf lists obj's PipelineRuns from the cache, by the owner UID index.
-func (r *Reconciler[T]) runsOf(ctx context.Context, obj Subject, p *pipelinesv1beta1.Provider) (runSet, error) {
-	list := &tektonv1.PipelineRunList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(r.workflowNamespace(p)),
-		client.MatchingFields{IndexOwnerUID: string(obj.GetUID())}); err != nil {
-		return nil, fmt.Errorf("listing PipelineRuns of %s: %w", client.ObjectKeyFromObject(obj), err)
+// runSet is a resource's runs, oldest first.
+type runSet []*RunRecord
+
+// recordOf summarises pr.
+func recordOf(pr *tektonv1.PipelineRun) *RunRecord {
+	rec := &RunRecord{
+		Namespace: pr.Namespace, Name: pr.Name,
+		Op: pr.Labels[LabelOperation], VersionLabel: pr.Labels[LabelVersion],
+		Done:      pr.IsDone(),
+		Succeeded: isSuccess(pr),
+		Cancelled: pr.Spec.Status == tektonv1.PipelineRunSpecStatusCancelled,
+		ID:        result(pr, taskdef.ResultProviderID),
+		Provider:  runProvider(pr),
 	}
-	runs := make(runSet, len(list.Items))
-	for i := range list.Items {
-		runs[i] = &list.Items[i]
+	rec.Ordinal, _ = strconv.Atoi(pr.Annotations[AnnotationOrdinal])
+	if rec.Done {
+		rec.FinishedAt = finishedAt(pr)
 	}
-	sort.SliceStable(runs, func(i, j int) bool { return createdAt(runs[i]).Before(createdAt(runs[j])) })
-	return runs, nil
+	return rec
 }
 
 // createdAt is when the controller built the run. The API server's
@@ -45,12 +71,21 @@ func createdAt(pr *tektonv1.PipelineRun) time.Time {
 }
 
 // latest is the newest run of one of ops.
-func (s runSet) latest(ops ...string) *tektonv1.PipelineRun {
+func (s runSet) latest(ops ...string) *RunRecord {
 	for i := len(s) - 1; i >= 0; i-- {
-		for _, op := range ops {
-			if s[i].Labels[LabelOperation] == op {
-				return s[i]
-			}
+		if slices.Contains(ops, s[i].Op) {
+			return s[i]
+		}
+	}
+	return nil
+}
+
+// record is the backend object the newest succeeded create or update
+// recorded, nil when none did.
+func (s runSet) record() *BackendRecord {
+	for i := len(s) - 1; i >= 0; i-- {
+		if r := s[i]; (r.Op == OpCreate || r.Op == OpUpdate) && r.Succeeded {
+			return &BackendRecord{Provider: pipelinesv1beta1.ProviderAndID{Name: r.Provider, ID: r.ID}, VersionLabel: r.VersionLabel}
 		}
 	}
 	return nil
@@ -60,21 +95,44 @@ func (s runSet) latest(ops ...string) *tektonv1.PipelineRun {
 // label holds it), oldest first.
 func (s runSet) failed(op, versionLabel string) runSet {
 	var out runSet
-	for _, pr := range s {
-		if pr.Labels[LabelOperation] == op && pr.Labels[LabelVersion] == versionLabel && pr.IsDone() && !isSuccess(pr) {
-			out = append(out, pr)
+	for _, r := range s {
+		if r.Op == op && r.VersionLabel == versionLabel && r.Done && !r.Succeeded {
+			out = append(out, r)
 		}
 	}
 	return out
 }
 
-// succeeded returns the backend id of a run that succeeded without a
-// provider error.
-func succeeded(pr *tektonv1.PipelineRun) (string, bool) {
-	if !isSuccess(pr) {
-		return "", false
+// nextOrdinal numbers a new run past every run there is. A pruned newest
+// run's number may come again, but its name is free by then; counting runs
+// instead would take the name of one that still exists.
+func (s runSet) nextOrdinal() int {
+	n := 0
+	for _, r := range s {
+		n = max(n, r.Ordinal)
 	}
-	return result(pr, taskdef.ResultProviderID), true
+	return n + 1
+}
+
+// runningMessage reports run in progress, with why the attempt before it
+// failed, if one did.
+func (s runSet) runningMessage(run *RunRecord) string {
+	failures := s.failed(run.Op, run.VersionLabel)
+	previous := ""
+	if len(failures) > 0 {
+		previous = failures[len(failures)-1].Failure
+	}
+	return runningMessage(run, len(failures), previous)
+}
+
+// runningMessage is the same whether the run was just created or is seen
+// running later, so the reconcile its creation triggers writes nothing.
+func runningMessage(run *RunRecord, failures int, previous string) string {
+	msg := fmt.Sprintf("PipelineRun %s/%s is running (version %s)", run.Namespace, run.Name, run.VersionLabel)
+	if failures > 0 {
+		msg += fmt.Sprintf(" (attempt %d; the previous one: %s)", failures+1, previous)
+	}
+	return msg
 }
 
 // isSuccess: the run succeeded, the provider reported no error, and a
@@ -84,27 +142,6 @@ func isSuccess(pr *tektonv1.PipelineRun) bool {
 	c := pr.Status.GetCondition(apis.ConditionSucceeded)
 	return c != nil && c.IsTrue() && result(pr, taskdef.ResultProviderError) == "" &&
 		(pr.Labels[LabelOperation] == OpDelete || result(pr, taskdef.ResultProviderID) != "")
-}
-
-// count is how many runs of op there are.
-func (s runSet) count(op string) int {
-	n := 0
-	for _, pr := range s {
-		if pr.Labels[LabelOperation] == op {
-			n++
-		}
-	}
-	return n
-}
-
-// contains says whether a run of that name is in the set.
-func (s runSet) contains(name string) bool {
-	for _, pr := range s {
-		if pr.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 // runProvider is "namespace/name" of the provider a run was made for.

@@ -21,7 +21,7 @@ import (
 
 // Kind is the Pipeline kind for the lifecycle engine.
 var Kind = lifecycle.Kind[*pipelinesv1beta1.Pipeline]{
-	Name:    "pipeline",
+	Traits:  lifecycle.Traits{Name: "pipeline"},
 	New:     func() *pipelinesv1beta1.Pipeline { return &pipelinesv1beta1.Pipeline{} },
 	Version: Version,
 	ArtifactRef: func(p *pipelinesv1beta1.Pipeline) *pipelinesv1beta1.ArtifactRepositoryRef {

@@ -10,14 +10,12 @@ import (
 
 // Kind is the Run kind for the lifecycle engine.
 var Kind = lifecycle.Kind[*pipelinesv1beta1.Run]{
-	Name: "run",
-	New:  func() *pipelinesv1beta1.Run { return &pipelinesv1beta1.Run{} },
+	Traits: lifecycle.Traits{Name: "run", CreateOnly: true, CancelOnDelete: true},
+	New:    func() *pipelinesv1beta1.Run { return &pipelinesv1beta1.Run{} },
 	Version: func(r *pipelinesv1beta1.Run, _ *pipelinesv1beta1.Provider) (string, error) {
 		return lifecycle.SpecHash(r.Spec)
 	},
 	ArtifactRef: func(r *pipelinesv1beta1.Run) *pipelinesv1beta1.ArtifactRepositoryRef {
 		return r.Spec.ArtifactRepositoryRef
 	},
-	CreateOnly:     true,
-	CancelOnDelete: true,
 }

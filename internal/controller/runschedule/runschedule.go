@@ -12,8 +12,8 @@ import (
 
 // Kind is the RunSchedule kind for the lifecycle engine; its version hashes its spec.
 var Kind = lifecycle.Kind[*pipelinesv1beta1.RunSchedule]{
-	Name: "runschedule",
-	New:  func() *pipelinesv1beta1.RunSchedule { return &pipelinesv1beta1.RunSchedule{} },
+	Traits: lifecycle.Traits{Name: "runschedule"},
+	New:    func() *pipelinesv1beta1.RunSchedule { return &pipelinesv1beta1.RunSchedule{} },
 	Version: func(rs *pipelinesv1beta1.RunSchedule, _ *pipelinesv1beta1.Provider) (string, error) {
 		// A schedule no backend can run is refused before one sees it (InvalidSpec, no PipelineRun).
 		if err := cronspec.Validate(rs.Spec.Schedule.CronExpression); err != nil {

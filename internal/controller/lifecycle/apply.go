@@ -1,0 +1,128 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/status"
+)
+
+// apply makes the change d asks for and writes the status it describes.
+func (r *Reconciler[T]) apply(ctx context.Context, obj T, o Observation, d Decision) (ctrl.Result, error) {
+	switch d.Action.Kind {
+	case StartRun:
+		if err := r.startRun(ctx, obj, o, d.Action); err != nil {
+			d = notStarted(o, d, err)
+		}
+	case Cancel:
+		if err := r.cancel(ctx, d.Action.Run); err != nil {
+			return ctrl.Result{}, err
+		}
+	case CancelAndRelease:
+		if err := r.cancel(ctx, d.Action.Run); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{}, r.release(ctx, obj, "released without deleting from the backend, as the annotation asks; its pending PipelineRun was cancelled")
+	case Release:
+		message := "deleted from the backend"
+		if o.SkipBackendDeletion {
+			message = "released without deleting from the backend, as the annotation asks"
+		}
+		return ctrl.Result{}, r.release(ctx, obj, message)
+	}
+
+	base := obj.DeepCopyObject().(T)
+	s := obj.CommonStatus()
+	if d.Record != nil {
+		s.Provider, s.Version = d.Record.Provider, d.Record.VersionLabel
+	}
+	if d.Report != nil {
+		status.Set(&s.Conditions, obj.GetGeneration(), *d.Report)
+	}
+	if d.Observed {
+		s.ObservedGeneration = obj.GetGeneration()
+	}
+	if err := r.statusWriter().Patch(ctx, base, obj); err != nil {
+		return ctrl.Result{}, errors.Join(d.Outcome.Err, err)
+	}
+	return d.Outcome.Result()
+}
+
+// startRun prepares and creates the run a.
+func (r *Reconciler[T]) startRun(ctx context.Context, obj T, o Observation, a Action) error {
+	var artifacts *ArtifactLocation
+	if r.Kind.ArtifactRef != nil && a.Op != OpDelete { // deleting needs no artifacts, and must not wait on them
+		var err error
+		if artifacts, err = resolveArtifacts(ctx, r.configMaps(), obj.GetNamespace(), r.Kind.ArtifactRef(obj), o.Provider); err != nil {
+			return err
+		}
+	}
+	var extra tektonv1.Params
+	if r.Kind.Params != nil {
+		var err error
+		if extra, err = r.Kind.Params(obj, o.Provider, a.Op, artifacts); err != nil {
+			return &specError{err}
+		}
+	}
+	pr, err := buildRun(ctx, runRequest{obj: obj, kind: r.Kind.Name, provider: o.Provider, op: a.Op, version: a.Version,
+		attempt: a.Attempt, ordinal: a.Ordinal, namespace: o.WorkflowNamespace, helper: r.HelperImage,
+		artifacts: artifacts, extra: extra, now: r.now(), timeout: r.OperationTimeout})
+	var spec *specError
+	switch {
+	case errors.As(err, &spec):
+		return err
+	case err != nil:
+		return &internalError{err}
+	}
+	if err := r.Client.Create(ctx, pr); err != nil {
+		if !apierrors.IsAlreadyExists(err) || !r.madeFor(ctx, obj, pr) {
+			return &createRefusal{namespace: pr.Namespace, name: pr.Name, err: err}
+		}
+		// Created before, not in the cache yet: wait for it as for a new one.
+	}
+	r.expected.Store(obj.GetUID(), expectation{name: pr.Name, expires: r.now().Add(expectationTimeout)})
+	return nil
+}
+
+// madeFor says whether the existing run named as pr was made for obj (a
+// create whose answer was lost); anything else squats on the name.
+func (r *Reconciler[T]) madeFor(ctx context.Context, obj Subject, pr *tektonv1.PipelineRun) bool {
+	existing := &tektonv1.PipelineRun{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(pr), existing); err != nil {
+		return false
+	}
+	return existing.Labels[LabelOwnerUID] == string(obj.GetUID())
+}
+
+// cancel asks Tekton to stop a running PipelineRun (once; gone is fine).
+func (r *Reconciler[T]) cancel(ctx context.Context, run *RunRecord) error {
+	if run.Cancelled {
+		return nil
+	}
+	pr := &tektonv1.PipelineRun{}
+	pr.Namespace, pr.Name = run.Namespace, run.Name
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"status":"`+tektonv1.PipelineRunSpecStatusCancelled+`"}}`))
+	if err := r.Client.Patch(ctx, pr, patch); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("cancelling PipelineRun %s/%s: %w", run.Namespace, run.Name, err)
+	}
+	return nil
+}
+
+// release lets a resource being deleted go.
+func (r *Reconciler[T]) release(ctx context.Context, obj T, message string) error {
+	if err := status.RemoveFinalizer(ctx, r.Client, obj, Finalizer); err != nil {
+		return err
+	}
+	r.expected.Delete(obj.GetUID())
+	r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, string(pipelinesv1beta1.StateDeleted), "Delete", "%s", message)
+	return nil
+}

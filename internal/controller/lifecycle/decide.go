@@ -1,0 +1,307 @@
+package lifecycle
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/outcome"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/status"
+)
+
+// ActionKind is what apply does to the cluster.
+type ActionKind int
+
+const (
+	// Nothing: only the status (if any) is written.
+	Nothing ActionKind = iota
+	// StartRun creates the PipelineRun of one operation attempt.
+	StartRun
+	// Cancel asks Tekton to stop a running PipelineRun.
+	Cancel
+	// Release removes the finalizer: the resource may go.
+	Release
+	// CancelAndRelease stops a running PipelineRun and lets the resource go.
+	CancelAndRelease
+)
+
+// Action is one change decide asks apply to make.
+type Action struct {
+	Kind ActionKind
+	// Op and Version are the operation StartRun starts, at a spec version.
+	Op, Version string
+	// Attempt counts the failed attempts of Op at Version before this one.
+	Attempt int
+	// Ordinal numbers the resource's runs; it names the run, so a pruned
+	// run's name is never taken by a newer one that still exists.
+	Ordinal int
+	// Run is the run Cancel and CancelAndRelease stop.
+	Run *RunRecord
+}
+
+// Decision is decide's answer: one action, the complete status the
+// resource has when the action is done, and how the reconcile ends.
+type Decision struct {
+	Action Action
+	// Report is the resource's readiness; nil leaves the conditions as they are.
+	Report *status.Report
+	// Record is the backend object the resource's own runs recorded
+	// (status.provider, status.version); nil leaves them as they are.
+	Record *BackendRecord
+	// Observed: the outcome is final for this generation, so
+	// status.observedGeneration may say so. A transient or in-progress
+	// outcome keeps the previous one: kstatus reads a new observedGeneration
+	// next to Ready as "this is how the new spec went".
+	Observed bool
+	Outcome  outcome.Outcome
+}
+
+// BackendRecord is what a succeeded create or update run recorded.
+type BackendRecord struct {
+	Provider pipelinesv1beta1.ProviderAndID
+	// VersionLabel is the version the run synchronised, as its label holds it.
+	VersionLabel string
+}
+
+func report(r status.Report) *status.Report { return &r }
+
+func stalled(reason, message string) Decision {
+	return Decision{Report: report(status.Failed(reason, message)), Observed: true, Outcome: outcome.Stall()}
+}
+
+// decide is the engine's policy: what to do about a resource, from what
+// observe saw, with no I/O.
+func decide(o Observation) Decision {
+	if o.Deleting {
+		return decideDeletion(o)
+	}
+	return decideSync(o)
+}
+
+// decideSync brings the backend to the resource's current spec.
+func decideSync(o Observation) Decision {
+	key := o.ProviderKey.String()
+	claimed := o.Status.Provider
+	switch {
+	case claimed.ID != "" && claimed.Name != "" && claimed.Name != key:
+		return stalled(pipelinesv1beta1.ReasonProviderChanged, fmt.Sprintf(
+			"the provider cannot change once synchronised: it was %s and is now %s; delete and recreate the resource to move it",
+			claimed.Name, key))
+	case o.Provider == nil:
+		return stalled(pipelinesv1beta1.ReasonProviderNotFound, fmt.Sprintf("provider %s does not exist", key))
+	case !admits(o.Provider, o.Namespace):
+		return stalled(pipelinesv1beta1.ReasonNamespaceNotAllowed, fmt.Sprintf(
+			"provider %s does not admit namespace %s: add it to the Provider's spec.allowedNamespaces", key, o.Namespace))
+	case !providerReady(o.Provider):
+		// The Provider watch wakes the resource when that changes.
+		state := pipelinesv1beta1.StateCreating
+		if claimed.ID != "" {
+			state = pipelinesv1beta1.StateUpdating
+		}
+		return Decision{Report: report(status.Blocked(pipelinesv1beta1.ReasonProviderNotReady, state, notReadyMessage(o.Provider)))}
+	case o.VersionErr != nil:
+		return stalled(pipelinesv1beta1.ReasonInvalidSpec, o.VersionErr.Error())
+	case o.AwaitingCache:
+		return Decision{Outcome: outcome.WaitFor(time.Second)}
+	}
+
+	runs := runSet(o.Runs)
+	if latest := runs.latest(OpCreate, OpUpdate); latest != nil && !latest.Done {
+		return Decision{Report: report(status.Progressing(operationState(latest.Op), runs.runningMessage(latest)))}
+	}
+	d := Decision{Record: runs.record()}
+	id, version := claimed.ID, o.Status.Version
+	if d.Record != nil {
+		id, version = d.Record.Provider.ID, d.Record.VersionLabel
+	}
+	switch {
+	case id != "" && version == labelVersion(o.Version):
+		d.Report = report(status.Synced(fmt.Sprintf("version %s synchronised with provider %s (id %s)", o.Version, key, id)))
+		d.Observed = true
+		return d
+	case id != "" && o.Traits.CreateOnly:
+		d.Report = report(status.Synced(fmt.Sprintf("created in provider %s (id %s)", key, id)))
+		d.Observed = true
+		return d
+	case d.Record == nil && id != "":
+		// Updating means acting on that id as the Provider's service account:
+		// only an id the resource's own run recorded is trusted.
+		return stalled(pipelinesv1beta1.ReasonBackendRecordMissing, fmt.Sprintf(
+			"status.provider names backend id %q of provider %s, but no PipelineRun of this resource in namespace %s records it (pruned, or the status was written by someone else); the operator updates only backend objects its own runs created: delete and recreate the resource",
+			claimed.ID, key, o.WorkflowNamespace))
+	}
+	op := OpCreate
+	if d.Record != nil {
+		op = OpUpdate
+	}
+	next := startOrWait(o, runs, op, o.Version)
+	next.Record = d.Record
+	return next
+}
+
+// decideDeletion deletes the resource from the backend, then lets it go.
+func decideDeletion(o Observation) Decision {
+	runs := runSet(o.Runs)
+	if latest := runs.latest(OpCreate, OpUpdate); latest != nil && !latest.Done {
+		if o.SkipBackendDeletion {
+			// Let it go now, as the annotation asks: stop the pending run
+			// rather than wait for it (it may never end).
+			return Decision{Action: Action{Kind: CancelAndRelease, Run: latest}}
+		}
+		d := Decision{Report: report(status.Progressing(pipelinesv1beta1.StateDeleting, fmt.Sprintf(
+			"waiting for PipelineRun %s/%s to end before deleting", latest.Namespace, latest.Name)))}
+		if o.Traits.CancelOnDelete && !latest.Cancelled {
+			d.Action = Action{Kind: Cancel, Run: latest}
+		}
+		// Otherwise wait for it: its result may be an id the backend now holds.
+		return d
+	}
+	if o.SkipBackendDeletion {
+		return Decision{Action: Action{Kind: Release}}
+	}
+	record := runs.record()
+	key := o.ProviderKey.String()
+	skipHint := fmt.Sprintf("annotate the resource with %s=true to let it go without deleting it from the backend", AnnotationSkipBackendDeletion)
+	switch {
+	case record == nil && o.Status.Provider.ID != "":
+		// Deleting means acting on that id as the Provider's service account:
+		// a status anyone with status access can write is not enough.
+		return stalled(pipelinesv1beta1.ReasonBackendRecordMissing, fmt.Sprintf(
+			"status.provider names backend id %q of provider %s, but no PipelineRun of this resource in namespace %s records it (pruned, or the status was written by someone else); the operator deletes only backend objects its own runs created: delete the object in the backend if it exists, then %s",
+			o.Status.Provider.ID, key, o.WorkflowNamespace, skipHint))
+	case record == nil:
+		return Decision{Action: Action{Kind: Release}} // nothing was created
+	case o.Provider == nil:
+		// Providers are watched by spec reference; this one may be another.
+		d := stalled(pipelinesv1beta1.ReasonProviderNotFound, fmt.Sprintf(
+			"cannot delete from the backend: provider %s does not exist. Restore it, or %s", key, skipHint))
+		d.Outcome = outcome.WaitFor(o.RetryAfter)
+		return d
+	case !admits(o.Provider, o.Namespace):
+		return stalled(pipelinesv1beta1.ReasonNamespaceNotAllowed, fmt.Sprintf(
+			"cannot delete from the backend: provider %s does not admit namespace %s. Add it to the Provider's spec.allowedNamespaces, or %s",
+			key, o.Namespace, skipHint))
+	case !providerReady(o.Provider):
+		return Decision{Report: report(status.Blocked(pipelinesv1beta1.ReasonProviderNotReady, pipelinesv1beta1.StateDeleting, notReadyMessage(o.Provider)))}
+	}
+	if deleted := runs.latest(OpDelete); deleted != nil {
+		switch {
+		case !deleted.Done:
+			return Decision{Report: report(status.Progressing(pipelinesv1beta1.StateDeleting, runs.runningMessage(deleted)))}
+		case deleted.Succeeded:
+			return Decision{Action: Action{Kind: Release}}
+		}
+	}
+	return startOrWait(o, runs, OpDelete, record.VersionLabel)
+}
+
+// startOrWait starts op at version, or waits out the backoff after its
+// last failed attempt.
+func startOrWait(o Observation, runs runSet, op, version string) Decision {
+	failures := runs.failed(op, labelVersion(version))
+	previous := ""
+	if n := len(failures); n > 0 {
+		last := failures[n-1]
+		previous = last.Failure
+		if wait := o.Backoff.after(n) - o.Now.Sub(last.FinishedAt); wait > 0 {
+			return Decision{
+				Report: report(status.Failed(pipelinesv1beta1.ReasonPipelineRunFailed,
+					fmt.Sprintf("%s (attempt %d; retrying in %s)", previous, n, wait.Round(100*time.Millisecond)))),
+				Outcome: outcome.WaitFor(wait),
+			}
+		}
+	}
+	if !o.HelperConfigured {
+		return stalled(pipelinesv1beta1.ReasonOperatorMisconfigured, "the operator has no helperImage configured")
+	}
+	action := Action{Kind: StartRun, Op: op, Version: version, Attempt: len(failures), Ordinal: runs.nextOrdinal()}
+	started := RunRecord{Namespace: o.WorkflowNamespace, Name: RunName(o.Traits.Name, o.Subject, op, version, action.Ordinal),
+		Op: op, VersionLabel: labelVersion(version)}
+	state := operationState(op)
+	return Decision{Action: action, Report: report(status.Progressing(state, runningMessage(&started, len(failures), previous)))}
+}
+
+// notStarted is the decision when apply could not start the run d asked
+// for: the error says whether anything but a changed spec can help.
+func notStarted(o Observation, d Decision, err error) Decision {
+	var (
+		prob     *problem
+		spec     *specError
+		refusal  *createRefusal
+		internal *internalError
+	)
+	d.Action = Action{}
+	switch {
+	case errors.As(err, &prob):
+		// ConfigMaps are not watched: look again later.
+		d.Report, d.Observed, d.Outcome = report(status.Failed(prob.reason, prob.message)), false, outcome.WaitFor(o.RetryAfter)
+	case errors.As(err, &spec):
+		d = stalled(pipelinesv1beta1.ReasonInvalidSpec, spec.Error())
+	case errors.As(err, &refusal) && refusal.permanent():
+		// The same PipelineRun would be refused again: only a new spec helps.
+		d = stalled(pipelinesv1beta1.ReasonPipelineRunNotCreated, refusal.Error())
+	case errors.As(err, &refusal):
+		d.Report, d.Observed, d.Outcome = report(status.Failed(pipelinesv1beta1.ReasonPipelineRunNotCreated, refusal.Error())), false, outcome.Retry(err)
+	case errors.As(err, &internal):
+		d = stalled(pipelinesv1beta1.ReasonInternalError, internal.Error())
+	default:
+		d.Report, d.Observed, d.Outcome = nil, false, outcome.Retry(err)
+	}
+	return d
+}
+
+// problem is a reason the resource cannot be synchronised now, found while
+// preparing its run (a malformed artifact repository).
+type problem struct {
+	reason  string
+	message string
+}
+
+func (p *problem) Error() string { return p.reason + ": " + p.message }
+
+// specError: the resource's spec cannot be served as written.
+type specError struct{ err error }
+
+func (e *specError) Error() string { return e.err.Error() }
+func (e *specError) Unwrap() error { return e.err }
+
+// internalError: the operator failed to build what it needs, a bug.
+type internalError struct{ err error }
+
+func (e *internalError) Error() string {
+	return fmt.Sprintf("the operator could not build the operation's PipelineRun (a bug; please report it): %v", e.err)
+}
+func (e *internalError) Unwrap() error { return e.err }
+
+// createRefusal: the API server refused the run.
+type createRefusal struct {
+	namespace, name string
+	err             error
+}
+
+func (e *createRefusal) Error() string {
+	return fmt.Sprintf("the API server refused PipelineRun %s/%s: %v", e.namespace, e.name, e.err)
+}
+func (e *createRefusal) Unwrap() error { return e.err }
+
+// permanent: the same request would be refused again (too large, invalid,
+// or a name taken by a run not made for this resource).
+func (e *createRefusal) permanent() bool {
+	return apierrors.IsInvalid(e.err) || apierrors.IsRequestEntityTooLargeError(e.err) ||
+		strings.Contains(e.err.Error(), "request is too large") || apierrors.IsAlreadyExists(e.err)
+}
+
+// operationState is the Synchronized state while op runs.
+func operationState(op string) pipelinesv1beta1.SynchronizationState {
+	switch op {
+	case OpUpdate:
+		return pipelinesv1beta1.StateUpdating
+	case OpDelete:
+		return pipelinesv1beta1.StateDeleting
+	}
+	return pipelinesv1beta1.StateCreating
+}

@@ -1,0 +1,161 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+)
+
+// Observation is everything decide needs to know about one resource.
+type Observation struct {
+	Now    time.Time
+	Traits Traits
+	// Subject is the resource as read (decide reads only its identity).
+	Subject    Subject
+	Namespace  string
+	Generation int64
+	Deleting   bool
+	// SkipBackendDeletion: the resource asks to be let go without a
+	// backend delete.
+	SkipBackendDeletion bool
+	// Status is the resource's status as stored. It is writable by anyone
+	// with access to the status subresource, so decide never acts on a
+	// backend id from it.
+	Status pipelinesv1beta1.Status
+	// ProviderKey is the Provider the spec references (the one the status
+	// names, for a resource being deleted).
+	ProviderKey types.NamespacedName
+	// Provider is that Provider; nil when it does not exist.
+	Provider *pipelinesv1beta1.Provider
+	// WorkflowNamespace is where the Provider's runs live.
+	WorkflowNamespace string
+	// Version is the spec's version with Provider, or why it has none.
+	Version    string
+	VersionErr error
+	// Runs are the resource's runs made for ProviderKey, oldest first.
+	Runs []*RunRecord
+	// AwaitingCache: a run this controller created is not in Runs yet.
+	AwaitingCache    bool
+	HelperConfigured bool
+	Backoff          Backoff
+	RetryAfter       time.Duration
+}
+
+// observe reads what decide needs about obj: its Provider, its runs, and why
+// each failed run failed.
+func (r *Reconciler[T]) observe(ctx context.Context, obj T) (Observation, error) {
+	o := Observation{
+		Now: r.now(), Traits: r.Kind.Traits, Subject: obj,
+		Namespace: obj.GetNamespace(), Generation: obj.GetGeneration(),
+		Deleting:            !obj.GetDeletionTimestamp().IsZero(),
+		SkipBackendDeletion: obj.GetAnnotations()[AnnotationSkipBackendDeletion] == "true",
+		Status:              *obj.CommonStatus().DeepCopy(),
+		ProviderKey:         ProviderKey(obj.ProviderReference(), obj.GetNamespace()),
+		HelperConfigured:    r.HelperImage != "",
+		Backoff:             r.Backoff,
+		RetryAfter:          r.RetryAfter,
+	}
+	if o.Deleting && o.Status.Provider.Name != "" {
+		// Runs are looked for in that Provider's namespace only; a run found
+		// there is trusted, as only its own team can write there.
+		o.ProviderKey = ProviderKey(pipelinesv1beta1.ProviderReference(o.Status.Provider.Name), obj.GetNamespace())
+	}
+	o.WorkflowNamespace = r.workflowNamespace(o.ProviderKey.Namespace)
+
+	provider := &pipelinesv1beta1.Provider{}
+	switch err := r.Client.Get(ctx, o.ProviderKey, provider); {
+	case err == nil:
+		o.Provider = provider
+	case !apierrors.IsNotFound(err):
+		return o, err
+	}
+	if o.Provider != nil && !o.Deleting {
+		o.Version, o.VersionErr = r.Kind.Version(obj, o.Provider)
+	}
+
+	runs, err := r.runsOf(ctx, obj, o.WorkflowNamespace)
+	if err != nil {
+		return o, err
+	}
+	o.AwaitingCache = r.awaitingCache(obj, runs)
+	newestFailure := map[[2]string]*tektonv1.PipelineRun{}
+	for _, pr := range runs {
+		rec := recordOf(pr)
+		if rec.Provider != o.ProviderKey.String() {
+			continue // made for another Provider: not this one's record
+		}
+		if rec.Done && !rec.Succeeded {
+			newestFailure[[2]string{rec.Op, rec.VersionLabel}] = pr
+		}
+		o.Runs = append(o.Runs, rec)
+	}
+	for _, rec := range o.Runs {
+		if pr := newestFailure[[2]string{rec.Op, rec.VersionLabel}]; pr != nil && pr.Name == rec.Name {
+			rec.Failure = r.failureMessage(ctx, pr)
+		}
+	}
+	return o, nil
+}
+
+// runsOf lists obj's PipelineRuns in namespace from the cache, by the owner
+// UID index, oldest first.
+func (r *Reconciler[T]) runsOf(ctx context.Context, obj Subject, namespace string) ([]*tektonv1.PipelineRun, error) {
+	list := &tektonv1.PipelineRunList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(namespace),
+		client.MatchingFields{IndexOwnerUID: string(obj.GetUID())}); err != nil {
+		return nil, fmt.Errorf("listing PipelineRuns of %s: %w", client.ObjectKeyFromObject(obj), err)
+	}
+	runs := make([]*tektonv1.PipelineRun, len(list.Items))
+	for i := range list.Items {
+		runs[i] = &list.Items[i]
+	}
+	sort.SliceStable(runs, func(i, j int) bool { return createdAt(runs[i]).Before(createdAt(runs[j])) })
+	return runs, nil
+}
+
+// expectation is a run this controller created, not yet seen in the cache.
+type expectation struct {
+	name    string
+	expires time.Time
+}
+
+// expectationTimeout bounds the wait for the cache: a run deleted before
+// the cache ever showed it must not hold its resource forever.
+const expectationTimeout = 5 * time.Second
+
+// awaitingCache says whether a run this controller created for obj is not
+// yet in runs; it forgets the expectation once it is, or once it expires.
+func (r *Reconciler[T]) awaitingCache(obj Subject, runs []*tektonv1.PipelineRun) bool {
+	v, ok := r.expected.Load(obj.GetUID())
+	if !ok {
+		return false
+	}
+	e := v.(expectation)
+	for _, pr := range runs {
+		if pr.Name == e.name {
+			r.expected.Delete(obj.GetUID())
+			return false
+		}
+	}
+	if r.now().After(e.expires) {
+		r.expected.Delete(obj.GetUID())
+		return false
+	}
+	return true
+}
+
+// configMaps reads artifact repository ConfigMaps through a short-lived
+// cache: a burst of resources in one namespace costs one request, without
+// watching every ConfigMap in the cluster.
+func (r *Reconciler[T]) configMaps() client.Reader {
+	r.configMapsOnce.Do(func() { r.configMapCache = newConfigMapReader(r.APIReader, r.configMapTTL(), r.now) })
+	return r.configMapCache
+}

@@ -1,0 +1,58 @@
+// Package outcome says how a reconcile ended, so that every controller
+// requeues the same way for the same kind of ending.
+package outcome
+
+import (
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// Class is the kind of ending.
+type Class int
+
+const (
+	// Done: nothing to do until something watched changes (the resource, a
+	// PipelineRun of it, its Provider).
+	Done Class = iota
+	// Waiting: look again at a known time (a retry's backoff, an object
+	// the operator does not watch).
+	Waiting
+	// Stalled: the resource cannot progress until its spec or a watched
+	// object changes; its Ready condition says why. Never requeued: polling
+	// cannot fix it and a watch wakes it.
+	Stalled
+	// Transient: an error a retry may fix (a conflict, an unreachable API
+	// server); the queue retries with its own backoff.
+	Transient
+)
+
+// Outcome is how one reconcile ended.
+type Outcome struct {
+	Class Class
+	// After is how long a Waiting outcome waits.
+	After time.Duration
+	// Err is a Transient outcome's error.
+	Err error
+}
+
+// DoneOutcome, WaitFor, Stall and Retry build the four outcomes.
+func DoneOutcome() Outcome            { return Outcome{Class: Done} }
+func WaitFor(d time.Duration) Outcome { return Outcome{Class: Waiting, After: d} }
+func Stall() Outcome                  { return Outcome{Class: Stalled} }
+func Retry(err error) Outcome         { return Outcome{Class: Transient, Err: err} }
+func (o Outcome) String() string {
+	return [...]string{"done", "waiting", "stalled", "transient"}[o.Class]
+}
+func (o Outcome) Is(c Class) bool { return o.Class == c }
+
+// Result is what controller-runtime needs to requeue as the outcome says.
+func (o Outcome) Result() (ctrl.Result, error) {
+	switch o.Class {
+	case Waiting:
+		return ctrl.Result{RequeueAfter: o.After}, nil
+	case Transient:
+		return ctrl.Result{}, o.Err
+	}
+	return ctrl.Result{}, nil
+}
