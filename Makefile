@@ -20,14 +20,17 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code.
 	$(CONTROLLER_GEN) object paths=./api/...
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) $(HELM) ## Regenerate CRDs, the chart-rendered kustomize bases, and the shared Tasks.
+manifests: $(CONTROLLER_GEN) $(HELM) ## Regenerate CRDs, RBAC, the chart-rendered kustomize bases, and the shared Tasks.
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
 	rm -f $(OPERATOR_CHART)/crds/*.yaml && cp config/crd/bases/*.yaml $(OPERATOR_CHART)/crds/
+	$(CONTROLLER_GEN) rbac:roleName=kfp-tekton-operator,headerFile=hack/rbac-header.yaml paths=./internal/controller/... output:rbac:artifacts:config=config/rbac
+	for chart in $(OPERATOR_CHART) $(PROVIDER_CHART); do mkdir -p $$chart/rbac && cp config/rbac/role.yaml $$chart/rbac/role.yaml; done
 	{ echo "# Rendered from $(OPERATOR_CHART) by make manifests; DO NOT EDIT."; \
 	  $(HELM) template kfp-tekton-operator $(OPERATOR_CHART) --namespace kfp-tekton-operator; } > config/default/operator.yaml
 	{ echo "# Rendered from $(PROVIDER_CHART) with config/provider/values.yaml by make manifests; DO NOT EDIT."; \
 	  $(HELM) template kfp-tekton-provider $(PROVIDER_CHART) --namespace team-a -f config/provider/values.yaml; } > config/provider/provider.yaml
 	go run ./tasks/gen
+	go run ./internal/contract/gen
 
 .PHONY: verify
 verify: generate manifests ## Fail if generated files or formatting are out of date.

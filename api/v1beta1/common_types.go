@@ -5,9 +5,10 @@ import (
 )
 
 // ProviderReference names a Provider as "name" (the resource's own namespace)
-// or "namespace/name".
+// or "namespace/name": a namespace is a DNS-1123 label, a name a DNS-1123
+// subdomain.
 // +kubebuilder:validation:MaxLength=317
-// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/)?[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`
+// +kubebuilder:validation:XValidation:rule=`self.matches('^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/)?[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$')`,message=`must be NAME or NAMESPACE/NAME (DNS-1123 names: lower-case letters, digits, '-' and '.'), e.g. kfp or team-a/kfp`
 type ProviderReference string
 
 // NamedValue is a name with a string value.

@@ -41,7 +41,7 @@ type PipelineFramework struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')`,message=`must be a framework name (DNS-1123 label: lower-case letters, digits and '-', starting and ending with a letter or digit), e.g. tfx`
 	Name string `json:"name"`
 
 	// Parameters for the framework's compiler.

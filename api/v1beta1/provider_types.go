@@ -34,7 +34,7 @@ type ProviderSpec struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$')`,message=`must be a service account name (DNS-1123 subdomain: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit)`
 	ServiceAccount string `json:"serviceAccount"`
 
 	// DefaultBeamArgs are passed to every pipeline compiled for this provider.
@@ -69,7 +69,7 @@ type ProviderSpec struct {
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=1000
 	// +kubebuilder:validation:items:MaxLength=63
-	// +kubebuilder:validation:items:Pattern=`^(\*|[a-z0-9]([-a-z0-9]*[a-z0-9])?)$`
+	// +kubebuilder:validation:items:XValidation:rule=`self == '*' || self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')`,message=`must be a namespace name (DNS-1123 label: lower-case letters, digits and '-', starting and ending with a letter or digit) or "*" for every namespace`
 	AllowedNamespaces []string `json:"allowedNamespaces,omitempty"`
 
 	// ArtifactRepository is the default artifact repository of this
@@ -84,7 +84,7 @@ type Framework struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')`,message=`must be a framework name (DNS-1123 label: lower-case letters, digits and '-', starting and ending with a letter or digit), e.g. tfx`
 	Name string `json:"name"`
 
 	// Image of the framework's compiler.
@@ -108,6 +108,7 @@ type ProviderStatus struct {
 	// +optional
 	// +listType=map
 	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=20
 	Frameworks []Framework `json:"frameworks,omitempty"`
 
 	// WorkflowNamespace is where this provider's PipelineRuns and shared Tasks live.

@@ -3,9 +3,11 @@ package v1beta1
 import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 // PipelineReference names a Pipeline as "name" (its newest version) or
-// "name:version".
+// "name:version": the name a DNS-1123 subdomain, the version up to 128
+// letters, digits, '_', '.' and '-', not starting with '.' or '-' (an image
+// tag's syntax).
 // +kubebuilder:validation:MaxLength=382
-// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$`
+// +kubebuilder:validation:XValidation:rule=`self.matches('^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$')`,message=`must be NAME or NAME:VERSION (NAME a DNS-1123 name; VERSION up to 128 letters, digits, '_', '.' or '-', not starting with '.' or '-'), e.g. penguin or penguin:v1`
 type PipelineReference string
 
 // RunSpec is what to run: a pipeline version with parameters. Run,
@@ -119,7 +121,7 @@ type Schedule struct {
 	// make the resource Ready=False with reason InvalidSpec.
 	// +required
 	// +kubebuilder:validation:MaxLength=256
-	// +kubebuilder:validation:Pattern=`^(@(annually|yearly|monthly|weekly|daily|midnight|hourly)|@every [0-9]+[0-9a-z.]*|([0-9A-Za-z*?/,#-]+[ \t]+){4,5}[0-9A-Za-z*?/,#-]+)$`
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^(@(annually|yearly|monthly|weekly|daily|midnight|hourly)|@every [0-9]+[0-9a-z.]*|([0-9A-Za-z*?/,#-]+[ \\t]+){4,5}[0-9A-Za-z*?/,#-]+)$')`,message=`must be a cron expression of five fields (minute hour day-of-month month day-of-week) or six (seconds first), e.g. "0 2 * * *", or a descriptor: @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly or @every DURATION (e.g. @every 90m)`
 	CronExpression string `json:"cronExpression"`
 
 	// StartTime before which the schedule does not fire.

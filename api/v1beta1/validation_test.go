@@ -2,8 +2,10 @@ package v1beta1_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -89,13 +91,14 @@ func TestInvalidObjectsAreRefusedNamingTheField(t *testing.T) {
 		}), []string{"spec.frameworks[1]", "Duplicate value"}},
 		{"provider with two artifact backends", "provider.yaml", set("spec.artifactRepository.gcs", map[string]any{"bucket": "bucket"}),
 			[]string{"spec.artifactRepository", "exactly one of s3 or gcs"}},
-		{"pipeline with malformed provider reference", "pipeline.yaml", set("spec.provider", "a/b/c"), []string{"spec.provider", "should match"}},
+		{"pipeline with malformed provider reference", "pipeline.yaml", set("spec.provider", "a/b/c"),
+			[]string{`spec.provider: Invalid value: "a/b/c": must be NAME or NAMESPACE/NAME (DNS-1123 names`}},
 		{"pipeline with upper-case provider", "pipeline.yaml", set("spec.provider", "Team-A/kfp"), []string{"spec.provider"}},
 		{"pipeline without framework", "pipeline.yaml", remove("spec.framework"), []string{"spec.framework", "Required value"}},
 		{"pipeline with duplicate env", "pipeline.yaml", set("spec.env", []any{
 			map[string]any{"name": "A", "value": "1"}, map[string]any{"name": "A", "value": "2"},
 		}), []string{"spec.env[1]", "Duplicate value"}},
-		{"run with malformed pipeline reference", "run.yaml", set("spec.pipeline", "penguin:1:2"), []string{"spec.pipeline", "should match"}},
+		{"run with malformed pipeline reference", "run.yaml", set("spec.pipeline", "penguin:1:2"), []string{"spec.pipeline", "must be NAME or NAME:VERSION"}},
 		{"run with value and valueFrom", "run.yaml", set("spec.parameters", bothValueAndValueFrom),
 			[]string{"spec.parameters[0]", "exactly one of value or valueFrom"}},
 		{"run with neither value nor valueFrom", "run.yaml", set("spec.parameters", []any{map[string]any{"name": "a"}}),
@@ -105,9 +108,9 @@ func TestInvalidObjectsAreRefusedNamingTheField(t *testing.T) {
 		}), []string{"spec.parameters[1]", "Duplicate value"}},
 		{"run without provider", "run.yaml", remove("spec.provider"), []string{"spec.provider", "Required value"}},
 		{"run schedule with malformed cron", "runschedule.yaml", set("spec.schedule.cronExpression", "every night"),
-			[]string{"spec.schedule.cronExpression", "should match"}},
+			[]string{"spec.schedule.cronExpression", "must be a cron expression"}},
 		{"run schedule every second", "runschedule.yaml", set("spec.schedule.cronExpression", "@every"),
-			[]string{"spec.schedule.cronExpression", "should match"}},
+			[]string{"spec.schedule.cronExpression", "must be a cron expression"}},
 		{"run schedule with seven cron fields", "runschedule.yaml", set("spec.schedule.cronExpression", "0 0 2 * * * *"),
 			[]string{"spec.schedule.cronExpression"}},
 		{"run schedule ending before it starts", "runschedule.yaml", set("spec.schedule.endTime", "2025-01-01T00:00:00Z"),
@@ -157,4 +160,120 @@ func TestRunSpecIsImmutable(t *testing.T) {
 	stored.SetGroupVersionKind(run.GroupVersionKind())
 	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(run), stored))
 	assert.Equal(t, run.Object["spec"], stored.Object["spec"], "the refused update must not change the stored spec")
+}
+
+// The Pattern markers the CEL rules replaced (so that a refusal says what to
+// write instead of printing a regular expression). The rules must accept
+// exactly what these did: every case below is checked against them too.
+var formerPatterns = map[string]*regexp.Regexp{
+	"provider":  regexp.MustCompile(`^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/)?[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`),
+	"pipeline":  regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$`),
+	"sa":        regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`),
+	"namespace": regexp.MustCompile(`^(\*|[a-z0-9]([-a-z0-9]*[a-z0-9])?)$`),
+	"framework": regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`),
+	"cron":      regexp.MustCompile(`^(@(annually|yearly|monthly|weekly|daily|midnight|hourly)|@every [0-9]+[0-9a-z.]*|([0-9A-Za-z*?/,#-]+[ \t]+){4,5}[0-9A-Za-z*?/,#-]+)$`),
+}
+
+func TestReferencesAndNamesSayWhatToWrite(t *testing.T) {
+	const (
+		providerMsg  = "must be NAME or NAMESPACE/NAME (DNS-1123 names"
+		pipelineMsg  = "must be NAME or NAME:VERSION (NAME a DNS-1123 name; VERSION up to 128 letters"
+		saMsg        = "must be a service account name (DNS-1123 subdomain"
+		namespaceMsg = `must be a namespace name (DNS-1123 label: lower-case letters, digits and '-', starting and ending with a letter or digit) or "*"`
+		frameworkMsg = "must be a framework name (DNS-1123 label"
+		cronMsg      = "must be a cron expression of five fields (minute hour day-of-month month day-of-week) or six (seconds first)"
+	)
+	type field struct {
+		sample  string
+		pattern string // key in formerPatterns
+		path    string // reported by the API server
+		maxLen  int
+		set     func(string) func(*unstructured.Unstructured)
+		message string
+	}
+	at := func(path string) func(string) func(*unstructured.Unstructured) {
+		return func(v string) func(*unstructured.Unstructured) { return set(path, v) }
+	}
+	fields := map[string]field{
+		"pipeline provider":          {"pipeline.yaml", "provider", "spec.provider", 317, at("spec.provider"), providerMsg},
+		"experiment provider":        {"experiment.yaml", "provider", "spec.provider", 317, at("spec.provider"), providerMsg},
+		"run configuration provider": {"runconfiguration.yaml", "provider", "spec.run.provider", 317, at("spec.run.provider"), providerMsg},
+		"run pipeline":               {"run.yaml", "pipeline", "spec.pipeline", 382, at("spec.pipeline"), pipelineMsg},
+		"run schedule pipeline":      {"runschedule.yaml", "pipeline", "spec.pipeline", 382, at("spec.pipeline"), pipelineMsg},
+		"service account":            {"provider.yaml", "sa", "spec.serviceAccount", 253, at("spec.serviceAccount"), saMsg},
+		"allowed namespace": {"provider.yaml", "namespace", "spec.allowedNamespaces[0]", 63, func(v string) func(*unstructured.Unstructured) {
+			return set("spec.allowedNamespaces", []any{v})
+		}, namespaceMsg},
+		"provider framework": {"provider.yaml", "framework", "spec.frameworks[0].name", 63, func(v string) func(*unstructured.Unstructured) {
+			return set("spec.frameworks", []any{map[string]any{"name": v, "image": "ghcr.io/org/compiler:1"}})
+		}, frameworkMsg},
+		"pipeline framework": {"pipeline.yaml", "framework", "spec.framework.name", 63, at("spec.framework.name"), frameworkMsg},
+		"run schedule cron":  {"runschedule.yaml", "cron", "spec.schedule.cronExpression", 256, at("spec.schedule.cronExpression"), cronMsg},
+		"run configuration schedule": {"runconfiguration.yaml", "cron", "spec.triggers.schedules[0].cronExpression", 256, func(v string) func(*unstructured.Unstructured) {
+			return set("spec.triggers.schedules", []any{map[string]any{"cronExpression": v}})
+		}, cronMsg},
+	}
+	long := strings.Repeat
+	values := map[string]struct{ accepted, refused []string }{
+		"provider": {
+			accepted: []string{"kfp", "a", "team-a/kfp", "a/b", "kfp.v2", "team-a/kfp.example-1", "0/9",
+				long("n", 63) + "/" + long("p", 253), long("p", 253)},
+			refused: []string{"a/b/c", "Team-A/kfp", "team-a/KFP", "team.a/kfp", "-kfp", "kfp-", "kfp.", "/kfp", "team-a/",
+				"kfp_1", "team a/kfp", "*/kfp", long("n", 64) + "/kfp", "team-a/" + long("p", 254)},
+		},
+		"pipeline": {
+			accepted: []string{"penguin", "penguin:v1", "penguin-pipeline:0.3.1", "p.q:V_1-x.2", "penguin:_x", "p:0",
+				"penguin:" + long("v", 128), long("p", 253) + ":" + long("v", 128)},
+			refused: []string{"penguin:1:2", "penguin:", ":v1", "penguin:-v1", "penguin:.v1", "Penguin", "penguin-",
+				"pen guin", "penguin@sha256:abc", "team-a/penguin", "penguin:v/1", "penguin:" + long("v", 129)},
+		},
+		"sa": {
+			accepted: []string{"kfp-provider", "a", "a.b-c", "default", "0sa9"},
+			refused:  []string{"KFP", "-sa", "sa-", "sa.", "sa_1", "system:serviceaccount:team-a:kfp", "team-a/kfp", "s a"},
+		},
+		"namespace": {
+			accepted: []string{"*", "team-b", "a", "0", long("n", 63)},
+			refused:  []string{"Team_A", "team.b", "**", "-a", "a-", "a*", "team b", ""},
+		},
+		"framework": {
+			accepted: []string{"tfx", "kfpsdk", "kfp-sdk2", "0", long("f", 63)},
+			refused:  []string{"TFX", "kfp_sdk", "kfp.sdk", "-tfx", "tfx-", "tf x"},
+		},
+		"cron": {
+			accepted: []string{"0 2 * * *", "0 0 2 * * *", "*/5 * * * MON-FRI", "0\t2  *\t* *", "0 0 1 JAN ?", "0 0 L * 5#3",
+				"@daily", "@midnight", "@annually", "@every 90m", "@every 1h30m", "@every 1s"},
+			refused: []string{"every night", "@every", "@every m", "@fortnightly", "@Daily", "* * * *", "0 0 2 * * * *",
+				" 0 2 * * *", "0 2 * * * ", "0 2 * * * # nightly", "0 2 * * *\n"},
+		},
+	}
+
+	ns := newNamespace(t)
+	for fieldName, f := range fields {
+		vals := values[f.pattern]
+		check := func(value string, wantAccepted bool) {
+			t.Run(fmt.Sprintf("%s=%q", fieldName, value), func(t *testing.T) {
+				former := formerPatterns[f.pattern].MatchString(value) && len(value) <= f.maxLen
+				require.Equal(t, former, wantAccepted, "the table disagrees with the Pattern the rule replaced")
+
+				obj := sample(t, f.sample)
+				obj.SetNamespace(ns)
+				f.set(value)(obj)
+				err := cp.Client.Create(context.Background(), obj, client.DryRunAll)
+				if wantAccepted {
+					require.NoError(t, err)
+					return
+				}
+				require.Error(t, err, "the API server accepted %q", value)
+				assert.Contains(t, err.Error(), f.path+": ")
+				assert.Contains(t, err.Error(), f.message)
+				assert.NotContains(t, err.Error(), "should match", "the refusal must not print a regular expression")
+			})
+		}
+		for _, v := range vals.accepted {
+			check(v, true)
+		}
+		for _, v := range vals.refused {
+			check(v, false)
+		}
+	}
 }

@@ -27,10 +27,16 @@ const examples = `  # Trigger a release of every application at every version:
   prgen -f ci/releases.yaml | kubectl create -f -
 
   # Trigger one application at one version:
-  prgen -f ci/releases.yaml --select app=operator,version=main | kubectl create -f -
+  prgen -f ci/releases.yaml -l app=operator,version=main | kubectl create -f -
 
   # Every application at the release branches, none at main:
-  prgen -f ci/releases.yaml --select 'version notin (main)' | kubectl create -f -
+  prgen -f ci/releases.yaml --selector 'version notin (main)' | kubectl create -f -
+
+  # Which (application, version) pairs a selector picks, one APP/VERSION a line:
+  prgen -f ci/releases.yaml -l 'app in (operator)' -o name
+
+  # The names kubectl gave the runs it created:
+  prgen -f ci/releases.yaml -l version=main | kubectl create -f - -o name
 
   # Pin the tool images to digests, into another namespace, as JSON:
   prgen -f ci/releases.yaml --resolve-digests -n ci -o json`
@@ -45,7 +51,22 @@ namespace first.
 Each run has generateName "<app>-<version>-", so every "kubectl create" starts
 new runs ("kubectl apply" refuses generateName), and labels app=<app>,
 version=<version>, type=run, app.kubernetes.io/name and app.kubernetes.io/version,
-which --select matches with label-selector syntax (=, !=, in, notin, exists).
+which --selector (-l) matches with label-selector syntax (=, !=, in, notin,
+exists). --select is its deprecated former name.
+
+Output formats (-o):
+  yaml  a "---" separated stream of PipelineRuns (the default)
+  json  a v1 List of PipelineRuns
+  name  one line per run, APP/VERSION (e.g. operator/main), in the same order:
+        the run's stable identity in the matrix. A run has no name until
+        "kubectl create" gives it one from generateName, so prgen cannot print
+        kubectl's pipelinerun.tekton.dev/NAME; "kubectl create -f - -o name"
+        prints those. Select a pair again with -l app=APP,version=VERSION.
+        The runs are built and validated (and --resolve-digests resolves)
+        exactly as for yaml and json.
+
+Ctrl-C (SIGINT) or SIGTERM stops prgen promptly, also while it waits for a
+registry during --resolve-digests; it then prints nothing to stdout and exits 1.
 
 Output is deterministic: applications in file order, each with its versions in
 file order. Every run passes Tekton's own validation before it is printed.
@@ -79,7 +100,7 @@ nothing is printed to stdout and the exit code is 1.`
 func newCommand(stdout, stderr io.Writer) *cobra.Command {
 	o := &options{}
 	cmd := &cobra.Command{
-		Use:           "prgen -f MATRIX [--select SELECTOR] [-o yaml|json] [-n NAMESPACE] [--resolve-digests]",
+		Use:           "prgen -f MATRIX [-l SELECTOR] [-o yaml|json|name] [-n NAMESPACE] [--resolve-digests]",
 		Short:         "Print Tekton PipelineRuns for a release matrix, for kubectl create",
 		Long:          long,
 		Example:       examples,
@@ -87,23 +108,40 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			err := run(cmd.Context(), o, stdout)
-			if err != nil {
-				fmt.Fprintln(stderr, "prgen:", err)
+			f := cmd.Flags()
+			if f.Changed("select") && f.Changed("selector") {
+				return fmt.Errorf("--select is the deprecated name of --selector: give only --selector")
 			}
-			return err
+			return run(cmd.Context(), o, stdout)
 		},
 	}
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
 	f := cmd.Flags()
+	// pflag writes deprecation notices to the flag set's output, which cobra
+	// would copy to the command's out: stdout, which kubectl reads.
+	f.SetOutput(stderr)
 	f.StringVarP(&o.file, "filename", "f", "", "release matrix file (required)")
-	f.StringVarP(&o.selector, "select", "l", "", "label selector over app, version, type (e.g. app=operator,version in (main))")
-	f.StringVarP(&o.output, "output", "o", "yaml", "output format: yaml (a --- separated stream) or json (a v1 List)")
+	f.StringVarP(&o.selector, "selector", "l", "", "label selector over app, version, type (e.g. app=operator,version in (main))")
+	f.StringVar(&o.selector, "select", "", "deprecated name of --selector")
+	_ = f.MarkDeprecated("select", "use --selector (-l) instead")
+	f.StringVarP(&o.output, "output", "o", "yaml", "output format: yaml (a --- separated stream), json (a v1 List) or name (APP/VERSION per run)")
 	f.StringVarP(&o.namespace, "namespace", "n", "", "namespace of the runs (overrides the matrix)")
 	f.BoolVar(&o.resolveDigests, "resolve-digests", false, "pin tool images to the digests their registries serve (uses the docker config's credentials)")
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd
+}
+
+// execute runs prgen with args, printing an error (flag errors included) to
+// stderr as "prgen: ...".
+func execute(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cmd := newCommand(stdout, stderr)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(ctx)
+	if err != nil {
+		fmt.Fprintln(stderr, "prgen:", err)
+	}
+	return err
 }
 
 // run builds and validates every run before it writes the first byte, so a
@@ -112,14 +150,14 @@ func run(ctx context.Context, o *options, out io.Writer) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if o.output != "yaml" && o.output != "json" {
-		return fmt.Errorf("--output %q: must be yaml or json", o.output)
+	if o.output != "yaml" && o.output != "json" && o.output != "name" {
+		return fmt.Errorf("--output %q: must be yaml, json or name", o.output)
 	}
 	selector := labels.Everything()
 	if o.selector != "" {
 		var err error
 		if selector, err = labels.Parse(o.selector); err != nil {
-			return fmt.Errorf("--select %q: %w", o.selector, err)
+			return fmt.Errorf("--selector %q: %w", o.selector, err)
 		}
 	}
 	data, err := os.ReadFile(o.file)
@@ -136,6 +174,9 @@ func run(ctx context.Context, o *options, out io.Writer) error {
 	}
 	runs, err := matrix.Runs(ctx, opts)
 	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w; nothing was printed", err)
+		}
 		return err
 	}
 	w := bufio.NewWriterSize(out, 1<<16)

@@ -23,21 +23,25 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // prgen runs the command as a user would and returns stdout and stderr.
 func prgen(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
+	return prgenContext(t, context.Background(), args...)
+}
+
+// prgenContext runs the command with ctx (main's is cancelled by SIGINT and SIGTERM).
+func prgenContext(t *testing.T, ctx context.Context, args ...string) (string, string, error) {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
-	cmd := newCommand(&stdout, &stderr)
-	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(context.Background())
+	err := execute(ctx, args, &stdout, &stderr)
 	return stdout.String(), stderr.String(), err
 }
 
 func TestGoldenOutput(t *testing.T) {
 	cases := map[string][]string{
 		"all.yaml":              {"-f", "testdata/releases.yaml"},
-		"one.yaml":              {"-f", "testdata/releases.yaml", "--select", "app=profile-controller,version=master"},
+		"one.yaml":              {"-f", "testdata/releases.yaml", "--selector", "app=profile-controller,version=master"},
 		"set-based.yaml":        {"-f", "testdata/releases.yaml", "-l", "app in (notebook-controller),version notin (master)", "-n", "other"},
 		"all.json":              {"-f", "testdata/releases.yaml", "-o", "json"},
 		"ci-releases.yaml":      {"-f", "../../ci/releases.yaml"},
-		"ci-operator-main.yaml": {"-f", "../../ci/releases.yaml", "--select", "app=operator,version=main"},
+		"ci-operator-main.yaml": {"-f", "../../ci/releases.yaml", "-l", "app=operator,version=main"},
 	}
 	for golden, args := range cases {
 		t.Run(golden, func(t *testing.T) {
@@ -115,7 +119,7 @@ func TestSelection(t *testing.T) {
 		"": {"profile-controller/master", "profile-controller/v0.7", "notebook-controller/master", "notebook-controller/v0.7"},
 	}
 	for selector, want := range cases {
-		out, stderr, err := prgen(t, "-f", "testdata/releases.yaml", "--select", selector)
+		out, stderr, err := prgen(t, "-f", "testdata/releases.yaml", "--selector", selector)
 		require.NoError(t, err, stderr)
 		var got []string
 		for _, pr := range decodeRuns(t, out) {
@@ -148,13 +152,16 @@ func TestErrorsPrintPositionAndNothingOnStdout(t *testing.T) {
 			[]string{"matrix2.yaml:26: versions[1].revision: is required"}},
 		"duplicate application": {[]string{"-f", write(strings.Replace(matrix, "name: notebook-controller", "name: profile-controller", 1))},
 			[]string{`matrix3.yaml:16: applications[1].name: duplicate application "profile-controller" (first at line 11)`}},
-		"selector matches nothing": {[]string{"-f", "testdata/releases.yaml", "--select", "app=nope"},
+		"selector matches nothing": {[]string{"-f", "testdata/releases.yaml", "-l", "app=nope"},
 			[]string{`selector "app=nope" matches no (application, version) pair in testdata/releases.yaml`}},
-		"bad selector syntax": {[]string{"-f", "testdata/releases.yaml", "--select", "app in (a"},
-			[]string{`--select "app in (a"`}},
+		"bad selector syntax": {[]string{"-f", "testdata/releases.yaml", "--selector", "app in (a"},
+			[]string{`--selector "app in (a"`}},
 		"missing file": {[]string{"-f", filepath.Join(dir, "absent.yaml")}, []string{"absent.yaml: no such file"}},
-		"bad output":   {[]string{"-f", "testdata/releases.yaml", "-o", "xml"}, []string{`--output "xml": must be yaml or json`}},
+		"bad output":   {[]string{"-f", "testdata/releases.yaml", "-o", "xml"}, []string{`--output "xml": must be yaml, json or name`}},
 		"no file flag": {[]string{}, []string{`"filename" not set`}},
+		"unknown flag": {[]string{"-f", "testdata/releases.yaml", "--selectr", "app=a"}, []string{"prgen: unknown flag: --selectr"}},
+		"both selector flags": {[]string{"-f", "testdata/releases.yaml", "-l", "app=a", "--select", "app=b"},
+			[]string{"--select is the deprecated name of --selector: give only --selector"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -162,7 +169,7 @@ func TestErrorsPrintPositionAndNothingOnStdout(t *testing.T) {
 			require.Error(t, err)
 			assert.Empty(t, stdout, "nothing may reach kubectl on error")
 			for _, want := range tc.want {
-				assert.Contains(t, stderr+err.Error(), want)
+				assert.Contains(t, stderr, want, "errors are printed on stderr")
 			}
 		})
 	}
@@ -171,7 +178,73 @@ func TestErrorsPrintPositionAndNothingOnStdout(t *testing.T) {
 func TestHelpDocumentsFlagsAndExamples(t *testing.T) {
 	out, _, err := prgen(t, "--help")
 	require.NoError(t, err)
-	for _, want := range []string{"--select", "--output", "--namespace", "--resolve-digests", "--filename", "kubectl create -f -", "notin", "manifestsBranch"} {
+	for _, want := range []string{"-l, --selector", "-o, --output", "yaml|json|name", "APP/VERSION", "kubectl create -f - -o name",
+		"--namespace", "--resolve-digests", "--filename", "kubectl create -f -", "notin", "manifestsBranch", "SIGINT"} {
 		assert.Contains(t, out, want)
 	}
+	assert.NotContains(t, out, "--select string", "the deprecated flag is not listed among the flags")
+}
+
+func TestDeprecatedSelectStillSelectsAndWarnsOnStderrOnly(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+	}{
+		{"--select", []string{"--select", "app=profile-controller,version=master"}},
+		{"--select=", []string{"--select=app=profile-controller,version=master"}},
+		{"--select with -o json", []string{"--select", "app=profile-controller,version=master", "-o", "json"}},
+		{"--select with -o name", []string{"--select", "app=profile-controller,version=master", "-o", "name"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"-f", "testdata/releases.yaml"}, tc.args...)
+			out, stderr, err := prgen(t, args...)
+			require.NoError(t, err, stderr)
+
+			withSelector := append([]string{"-f", "testdata/releases.yaml"}, tc.args...)
+			for i, a := range withSelector {
+				withSelector[i] = strings.Replace(a, "--select", "--selector", 1)
+			}
+			want, newStderr, err := prgen(t, withSelector...)
+			require.NoError(t, err)
+			assert.Equal(t, want, out, "--select selects what --selector does")
+			assert.Empty(t, newStderr, "--selector warns about nothing")
+
+			assert.Equal(t, "Flag --select has been deprecated, use --selector (-l) instead\n", stderr)
+			assert.NotContains(t, out, "deprecated", "stdout is for kubectl")
+		})
+	}
+}
+
+func TestOutputName(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{nil, "profile-controller/master\nprofile-controller/v0.7\nnotebook-controller/master\nnotebook-controller/v0.7\n"},
+		{[]string{"-l", "version=v0.7"}, "profile-controller/v0.7\nnotebook-controller/v0.7\n"},
+		{[]string{"-l", "app=notebook-controller,version=master", "-n", "other"}, "notebook-controller/master\n"},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			out, stderr, err := prgen(t, append([]string{"-f", "testdata/releases.yaml", "-o", "name"}, tc.args...)...)
+			require.NoError(t, err, stderr)
+			assert.Equal(t, tc.want, out)
+
+			// Each line is the identity of one run -o yaml prints, in the same order.
+			asYAML, _, err := prgen(t, append([]string{"-f", "testdata/releases.yaml"}, tc.args...)...)
+			require.NoError(t, err)
+			var fromYAML []string
+			for _, pr := range decodeRuns(t, asYAML) {
+				fromYAML = append(fromYAML, pr.Labels["app"]+"/"+pr.Labels["version"])
+			}
+			assert.Equal(t, strings.Fields(tc.want), fromYAML)
+		})
+	}
+
+	// -o name still refuses a broken matrix with nothing on stdout.
+	out, stderr, err := prgen(t, "-f", "testdata/releases.yaml", "-o", "name", "-l", "app=nope")
+	require.Error(t, err)
+	assert.Empty(t, out)
+	assert.Contains(t, stderr, "matches no (application, version) pair")
 }

@@ -1,10 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -65,4 +72,105 @@ func TestResolveDigestsReportsAMissingTag(t *testing.T) {
 	require.Error(t, err)
 	assert.Empty(t, stdout)
 	assert.Contains(t, stderr, `tools.builder: image "`+host+`/tools/kaniko:v9": v9 not found in `+host+`/tools/kaniko`)
+}
+
+// hangingRegistry answers no request until the client gives up (or the test
+// ends); reached receives once per request.
+func hangingRegistry(t *testing.T) (host string, reached <-chan struct{}) {
+	t.Helper()
+	ch := make(chan struct{}, 100)
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+		select {
+		case <-r.Context().Done():
+		case <-done:
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(done) }) // runs before srv.Close
+	return strings.TrimPrefix(srv.URL, "http://"), ch
+}
+
+func TestCancelledContextStopsDigestResolution(t *testing.T) {
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	cases := []struct {
+		name       string
+		cancelWhen string // "before" prgen starts, or once the registry is "reached"
+		want       string
+	}{
+		{"cancelled before resolution", "before", `tools.builder: stopped before resolving "HOST/tools/kaniko:v1": context canceled; nothing was printed`},
+		{"cancelled while the registry does not answer", "reached", `tools.builder: stopped while resolving "HOST/tools/kaniko:v1": context canceled; nothing was printed`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			host, reached := hangingRegistry(t)
+			path := matrixWithTools(t, host+"/tools/kaniko:v1", host+"/tools/git:v2")
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.cancelWhen == "before" {
+				cancel()
+			} else {
+				go func() {
+					<-reached
+					cancel()
+				}()
+			}
+			start := time.Now()
+			stdout, stderr, err := prgenContext(t, ctx, "-f", path, "--resolve-digests")
+			require.Error(t, err)
+			assert.ErrorIs(t, err, context.Canceled)
+			assert.Less(t, time.Since(start), 10*time.Second, "prgen stops promptly")
+			assert.Empty(t, stdout)
+			assert.Equal(t, "prgen: "+strings.ReplaceAll(tc.want, "HOST", host)+"\n", stderr)
+			if tc.cancelWhen == "before" {
+				assert.Empty(t, reached, "no registry is asked once the context is done")
+			}
+		})
+	}
+}
+
+// TestSignalStopsDigestResolution runs prgen's main (this test binary, see
+// TestMain) and signals it while a registry keeps it waiting.
+func TestSignalStopsDigestResolution(t *testing.T) {
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			host, reached := hangingRegistry(t)
+			path := matrixWithTools(t, host+"/tools/kaniko:v1", host+"/tools/git:v2")
+			cmd := exec.Command(os.Args[0], "-f", path, "--resolve-digests")
+			cmd.Env = append(os.Environ(), runMainEnv+"=1")
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			require.NoError(t, cmd.Start())
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			select {
+			case <-reached:
+			case err := <-exited:
+				t.Fatalf("prgen ended before asking the registry: %v: %s", err, stderr.String())
+			case <-time.After(60 * time.Second):
+				_ = cmd.Process.Kill()
+				t.Fatal("prgen never asked the registry")
+			}
+
+			require.NoError(t, cmd.Process.Signal(sig))
+			start := time.Now()
+			select {
+			case err := <-exited:
+				var exit *exec.ExitError
+				require.ErrorAs(t, err, &exit)
+				assert.Equal(t, 1, exit.ExitCode(), "an error exit, not death by the signal")
+			case <-time.After(10 * time.Second):
+				_ = cmd.Process.Kill()
+				t.Fatal("prgen did not stop within 10s of " + sig.String())
+			}
+			assert.Less(t, time.Since(start), 5*time.Second)
+			assert.Empty(t, stdout.String())
+			assert.Equal(t, `prgen: tools.builder: stopped while resolving "`+host+`/tools/kaniko:v1": `+sig.String()+" signal received; nothing was printed\n", stderr.String())
+		})
+	}
 }

@@ -18,7 +18,16 @@ import (
 
 var cp *testenv.ControlPlane
 
-func TestMain(m *testing.M) { os.Exit(testenv.RunTests(m, &cp)) }
+// runMainEnv makes this test binary run prgen's main instead of the tests,
+// so a test can signal a real prgen process.
+const runMainEnv = "PRGEN_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		os.Exit(mainCode())
+	}
+	os.Exit(testenv.RunTests(m, &cp))
+}
 
 // kubectl runs the real kubectl against the test control plane.
 func kubectl(t *testing.T, stdin string, args ...string) string {
@@ -52,7 +61,8 @@ func TestKubectlCreateMakesNewRunsEachTime(t *testing.T) {
 	require.NoError(t, cp.Client.List(ctx, list, client.InNamespace(ns.Name)))
 	assert.Len(t, list.Items, 2*n, "a second create starts a second set of runs")
 
-	// One application at one version, found again by its labels.
+	// One application at one version, found again by its labels. The
+	// deprecated --select warns on stderr only: kubectl reads stdout as is.
 	one, stderr, err := prgen(t, "-f", "testdata/releases.yaml", "-n", ns.Name, "--select", "app=notebook-controller,version=v0.7")
 	require.NoError(t, err, stderr)
 	kubectl(t, one, "create", "-f", "-")

@@ -2,6 +2,7 @@ package contract
 
 import (
 	"encoding/json"
+	"fmt"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 )
@@ -11,16 +12,40 @@ import (
 // removed or changes meaning; added fields keep it.
 const Version = "v1"
 
+// CheckVersion refuses, in words a user can act on, a document whose
+// contractVersion is not Version: reader is who reads it ("provider",
+// "compiler"), doc the document ("resource", "provider-config",
+// "pipeline-config"). A reader must not guess at a version it does not know.
+func CheckVersion(reader, doc, version string) error {
+	switch version {
+	case Version:
+		return nil
+	case "":
+		return fmt.Errorf("the %s has no contractVersion, but this %s understands only contractVersion %s: use a %s image made for this operator's version",
+			doc, reader, Version, reader)
+	}
+	return fmt.Errorf("the %s has contractVersion %q, but this %s understands only contractVersion %s: use a %s image made for this operator's version",
+		doc, version, reader, Version, reader)
+}
+
 // Resource is the resource a provider receives (param and file
 // `resource`): the user's resource as the operator saw it, with the version
 // of its spec that this operation brings the backend to.
 type Resource struct {
-	ContractVersion string          `json:"contractVersion"`
-	APIVersion      string          `json:"apiVersion"`
-	Kind            string          `json:"kind"`
-	Metadata        Metadata        `json:"metadata"`
-	Spec            json.RawMessage `json:"spec"`
-	Status          ResourceStatus  `json:"status"`
+	// ContractVersion is the version of the contract this document follows
+	// (Version); a reader refuses one it does not know.
+	ContractVersion string `json:"contractVersion"`
+	// APIVersion of the resource, e.g. "pipelines.kubeflow.org/v1beta1".
+	APIVersion string `json:"apiVersion"`
+	// Kind of the resource: Pipeline, Run, RunSchedule, RunConfiguration or
+	// Experiment.
+	Kind string `json:"kind"`
+	// Metadata identifies the resource in the cluster.
+	Metadata Metadata `json:"metadata"`
+	// Spec is the resource's spec as the API stores it (its kind's schema).
+	Spec json.RawMessage `json:"spec"`
+	// Status is what the backend already holds for the resource.
+	Status ResourceStatus `json:"status"`
 	// Version identifies Spec; a Pipeline's is also the pipeline version
 	// the backend stores.
 	Version string `json:"version"`
@@ -28,15 +53,22 @@ type Resource struct {
 
 // Metadata identifies the resource.
 type Metadata struct {
-	Name       string `json:"name"`
-	Namespace  string `json:"namespace"`
-	UID        string `json:"uid"`
-	Generation int64  `json:"generation"`
+	// Name of the resource.
+	Name string `json:"name"`
+	// Namespace of the resource.
+	Namespace string `json:"namespace"`
+	// UID of the resource: tells a resource from a later one of the same name.
+	UID string `json:"uid"`
+	// Generation of the resource's spec.
+	Generation int64 `json:"generation"`
 }
 
 // ResourceStatus is what the backend already holds for the resource: its
 // provider and id, empty before the first create succeeded.
 type ResourceStatus struct {
+	// Provider the resource was synchronised with ("namespace/name") and
+	// the id its backend gave it; both empty before the first create
+	// succeeded.
 	Provider pipelinesv1beta1.ProviderAndID `json:"provider"`
 }
 
@@ -45,55 +77,89 @@ type ResourceStatus struct {
 // artifact location resolved for this resource. Secrets are named, never
 // included.
 type ProviderConfig struct {
-	ContractVersion    string                        `json:"contractVersion"`
-	Name               string                        `json:"name"`
-	Namespace          string                        `json:"namespace"`
-	Spec               pipelinesv1beta1.ProviderSpec `json:"spec"`
-	ArtifactRepository *ArtifactLocation             `json:"artifactRepository,omitempty"`
+	// ContractVersion is the version of the contract this document follows
+	// (Version); a reader refuses one it does not know.
+	ContractVersion string `json:"contractVersion"`
+	// Name of the Provider.
+	Name string `json:"name"`
+	// Namespace of the Provider.
+	Namespace string `json:"namespace"`
+	// Spec of the Provider, with spec.image and the frameworks' images
+	// pinned to digests.
+	Spec pipelinesv1beta1.ProviderSpec `json:"spec"`
+	// ArtifactRepository is where this resource's artifacts go; absent when
+	// no level names one.
+	ArtifactRepository *ArtifactLocation `json:"artifactRepository,omitempty"`
 }
 
 // ArtifactLocation is where a resource's artifacts go, as resolved, with
 // references to the Secrets holding credentials (never their contents).
 type ArtifactLocation struct {
 	// Source says which level decided: resource, namespace, provider or pipelineRootStorage.
-	Source   string           `json:"source"`
-	Location string           `json:"location"`
-	Endpoint string           `json:"endpoint,omitempty"`
-	Region   string           `json:"region,omitempty"`
-	Insecure bool             `json:"insecure,omitempty"`
-	Secrets  []SecretKeyRef   `json:"secrets,omitempty"`
-	Ref      *ConfigMapKeyRef `json:"configMapRef,omitempty"`
+	Source string `json:"source"`
+	// Location is the artifacts' root as a URL, e.g. "s3://bucket/prefix"
+	// or "gs://bucket/prefix".
+	Location string `json:"location"`
+	// Endpoint of an S3-compatible service.
+	Endpoint string `json:"endpoint,omitempty"`
+	// Region of the bucket.
+	Region string `json:"region,omitempty"`
+	// Insecure uses plain HTTP to the endpoint.
+	Insecure bool `json:"insecure,omitempty"`
+	// Secrets hold the credentials: named here, never included.
+	Secrets []SecretKeyRef `json:"secrets,omitempty"`
+	// Ref is the ConfigMap key the location was read from, if any.
+	Ref *ConfigMapKeyRef `json:"configMapRef,omitempty"`
 }
 
 // SecretKeyRef names one key of a Secret and what it is for.
 type SecretKeyRef struct {
+	// Purpose of the key: accessKey, secretKey or serviceAccountKey.
 	Purpose string `json:"purpose"`
-	Name    string `json:"name"`
-	Key     string `json:"key"`
+	// Name of the Secret.
+	Name string `json:"name"`
+	// Key in the Secret.
+	Key string `json:"key"`
 }
 
 // ConfigMapKeyRef records which ConfigMap key a location came from.
 type ConfigMapKeyRef struct {
+	// Name of the ConfigMap.
 	Name string `json:"name"`
-	Key  string `json:"key"`
+	// Key in the ConfigMap.
+	Key string `json:"key"`
 }
 
 // CompileConfig is the compiler's --pipeline_config (param and file
 // `pipeline-config`): what to compile, and the env it runs with.
 type CompileConfig struct {
-	ContractVersion string                             `json:"contractVersion"`
-	Name            string                             `json:"name"`
-	Namespace       string                             `json:"namespace"`
-	Image           string                             `json:"image"`
-	Env             []pipelinesv1beta1.NamedValue      `json:"env,omitempty"`
-	Framework       pipelinesv1beta1.PipelineFramework `json:"framework"`
-	BeamArgs        []pipelinesv1beta1.NamedValue      `json:"beamArgs,omitempty"`
-	PipelineRoot    string                             `json:"pipelineRoot,omitempty"`
+	// ContractVersion is the version of the contract this document follows
+	// (Version); a reader refuses one it does not know.
+	ContractVersion string `json:"contractVersion"`
+	// Name of the Pipeline.
+	Name string `json:"name"`
+	// Namespace of the Pipeline.
+	Namespace string `json:"namespace"`
+	// Image of the pipeline (the Pipeline's spec.image), which the compile
+	// step runs in.
+	Image string `json:"image"`
+	// Env of the Pipeline, also set in the compile step's environment.
+	Env []pipelinesv1beta1.NamedValue `json:"env,omitempty"`
+	// Framework of the Pipeline and its compile parameters.
+	Framework pipelinesv1beta1.PipelineFramework `json:"framework"`
+	// BeamArgs are the Provider's defaultBeamArgs.
+	BeamArgs []pipelinesv1beta1.NamedValue `json:"beamArgs,omitempty"`
+	// PipelineRoot is the resolved artifact location, if any.
+	PipelineRoot string `json:"pipelineRoot,omitempty"`
 }
 
 // Output is what a provider writes to --output: the backend id on success,
-// or an error in its own words.
+// or an error in its own words. It carries no contractVersion: the
+// operator reads any provider's output the same way.
 type Output struct {
-	ID    string `json:"id"`
-	Error string `json:"error"`
+	// ID of the resource in the backend (for delete, the id deleted).
+	ID string `json:"id,omitempty"`
+	// Error says why the operation failed, in words a user can act on;
+	// empty or absent on success.
+	Error string `json:"error,omitempty"`
 }

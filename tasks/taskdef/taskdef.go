@@ -64,10 +64,11 @@ func resultsBudget(steps int) int {
 // Operation is one thing the controllers ask a provider to do.
 type Operation struct {
 	Kind      string // pipeline, run, runschedule, experiment
-	Operation string // compile, create, update, delete
+	Operation string // create, update, delete
 	// Compiles says the Task compiles the pipeline before calling the provider.
 	Compiles bool
-	// CallsProvider is false for compile-only.
+	// CallsProvider is false for an operation that only compiles (none:
+	// every Task applied must be one an operation shape the controllers run uses).
 	CallsProvider bool
 	What          string
 }
@@ -77,7 +78,6 @@ func (o Operation) TaskName() string { return "kfp-" + o.Kind + "-" + o.Operatio
 
 // Operations are every operation the controllers need.
 var Operations = []Operation{
-	{"pipeline", "compile", true, false, "Compile a pipeline with its framework's compiler, without uploading it."},
 	{"pipeline", "create", true, true, "Compile a pipeline and create it in the provider's backend."},
 	{"pipeline", "update", true, true, "Compile a pipeline and upload it as a new version in the provider's backend."},
 	{"pipeline", "delete", false, true, "Delete a pipeline from the provider's backend."},

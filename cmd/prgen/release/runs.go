@@ -13,7 +13,7 @@ import (
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/pipelines"
 )
 
-// Labels every generated run carries; --select matches them.
+// Labels every generated run carries; --selector matches them.
 const (
 	LabelApp     = "app"
 	LabelVersion = "version"
@@ -189,13 +189,25 @@ func secretWorkspace(name, secret string) tektonv1.WorkspaceBinding {
 	return tektonv1.WorkspaceBinding{Name: name, Secret: &corev1.SecretVolumeSource{SecretName: secret}}
 }
 
+// resolveTools pins each tool image, stopping as soon as ctx is done (e.g.
+// Ctrl-C while a registry does not answer) with an error that says so rather
+// than the transport's.
 func resolveTools(ctx context.Context, t Tools, resolve func(context.Context, string) (string, error)) (Tools, error) {
-	var err error
-	if t.Builder, err = resolve(ctx, t.Builder); err != nil {
-		return t, fmt.Errorf("tools.builder: %w", err)
-	}
-	if t.Git, err = resolve(ctx, t.Git); err != nil {
-		return t, fmt.Errorf("tools.git: %w", err)
+	for _, tool := range []struct {
+		field string
+		image *string
+	}{{"tools.builder", &t.Builder}, {"tools.git", &t.Git}} {
+		if ctx.Err() != nil {
+			return t, fmt.Errorf("%s: stopped before resolving %q: %w", tool.field, *tool.image, context.Cause(ctx))
+		}
+		pinned, err := resolve(ctx, *tool.image)
+		if err != nil {
+			if ctx.Err() != nil {
+				return t, fmt.Errorf("%s: stopped while resolving %q: %w", tool.field, *tool.image, context.Cause(ctx))
+			}
+			return t, fmt.Errorf("%s: %w", tool.field, err)
+		}
+		*tool.image = pinned
 	}
 	return t, nil
 }

@@ -14,11 +14,14 @@ import (
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/yamlenc"
 )
 
-// Write prints runs as a YAML stream ("yaml") or a v1 List ("json"). Both
-// render the embedded pipelineSpec once for all runs that share it: it is
-// most of each document, and identical across a matrix.
+// Write prints runs as a YAML stream ("yaml"), a v1 List ("json") or one
+// "APP/VERSION" line per run ("name"). The first two render the embedded
+// pipelineSpec once for all runs that share it: it is most of each
+// document, and identical across a matrix.
 func Write(w io.Writer, runs []*tektonv1.PipelineRun, format string) error {
 	switch format {
+	case "name":
+		return writeNames(w, runs)
 	case "yaml":
 		var enc yamlenc.Encoder
 		return writeDocs(w, runs, func(spec map[string]any) any { return &yamlenc.Fragment{Value: spec} },
@@ -35,6 +38,24 @@ func Write(w io.Writer, runs []*tektonv1.PipelineRun, format string) error {
 	default:
 		return fmt.Errorf("unknown output format %q", format)
 	}
+}
+
+// writeNames prints each run's stable identity, APP/VERSION. A run's name
+// is given by the API server from its generateName when it is created, so
+// kubectl's "pipelinerun.tekton.dev/NAME" cannot be known here, and printing
+// the generateName prefix in that form would look like a name that exists.
+// Application and version names are label values, so neither holds a "/"
+// and the line splits unambiguously.
+func writeNames(w io.Writer, runs []*tektonv1.PipelineRun) error {
+	var out []byte
+	for _, pr := range runs {
+		out = append(out, pr.Labels[LabelApp]...)
+		out = append(out, '/')
+		out = append(out, pr.Labels[LabelVersion]...)
+		out = append(out, '\n')
+	}
+	_, err := w.Write(out)
+	return err
 }
 
 func appendJSONItem(out []byte, doc map[string]any, first bool) ([]byte, error) {

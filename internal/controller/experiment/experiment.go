@@ -1,5 +1,11 @@
 // Package experiment is the Experiment controller: a thin Kind over the
-// lifecycle engine.
+// lifecycle engine. Creating an Experiment creates it in the backend; a
+// change of its spec updates it there. Deleting an Experiment waits for a
+// running create or update to end, then deletes it from the backend; the
+// finalizer holds it until that succeeded (a refusal, such as an experiment
+// that still has runs, is reported and retried), and the
+// skip-backend-deletion annotation lets it go without. Tests:
+// experiment_test.go, with the whole operator.
 package experiment
 
 import (

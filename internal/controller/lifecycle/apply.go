@@ -18,6 +18,13 @@ import (
 
 // apply makes the change d asks for and writes the status it describes.
 func (r *Reconciler[T]) apply(ctx context.Context, obj T, o Observation, d Decision) (ctrl.Result, error) {
+	base := obj.DeepCopyObject().(T)
+	s := obj.CommonStatus()
+	if d.Record != nil {
+		// Before the run is built: the provider acts on the recorded id, never
+		// on one only the status names.
+		s.Provider, s.Version = d.Record.Provider, d.Record.VersionLabel
+	}
 	switch d.Action.Kind {
 	case StartRun:
 		if err := r.startRun(ctx, obj, o, d.Action); err != nil {
@@ -40,11 +47,6 @@ func (r *Reconciler[T]) apply(ctx context.Context, obj T, o Observation, d Decis
 		return ctrl.Result{}, r.release(ctx, obj, message)
 	}
 
-	base := obj.DeepCopyObject().(T)
-	s := obj.CommonStatus()
-	if d.Record != nil {
-		s.Provider, s.Version = d.Record.Provider, d.Record.VersionLabel
-	}
 	if d.Report != nil {
 		status.Set(&s.Conditions, obj.GetGeneration(), *d.Report)
 	}

@@ -196,7 +196,9 @@ func decideDeletion(o Observation) Decision {
 			return Decision{Action: Action{Kind: Release}}
 		}
 	}
-	return startOrWait(o, runs, OpDelete, record.VersionLabel)
+	d := startOrWait(o, runs, OpDelete, record.VersionLabel)
+	d.Record = record // the id the delete acts on
+	return d
 }
 
 // startOrWait starts op at version, or waits out the backoff after its

@@ -96,12 +96,8 @@ func buildRun(ctx context.Context, req runRequest) (*tektonv1.PipelineRun, error
 		Status:  contract.ResourceStatus{Provider: req.obj.CommonStatus().Provider},
 		Version: req.version,
 	}
-	pinned := req.provider.Spec.DeepCopy()
-	pinned.Image = req.provider.Status.Image
-	if len(req.provider.Status.Frameworks) == len(pinned.Frameworks) {
-		pinned.Frameworks = req.provider.Status.Frameworks
-	}
-	config := contract.ProviderConfig{ContractVersion: contract.Version, Name: req.provider.Name, Namespace: req.provider.Namespace, Spec: *pinned, ArtifactRepository: req.artifacts}
+	pinned := pinnedSpec(req.provider)
+	config := contract.ProviderConfig{ContractVersion: contract.Version, Name: req.provider.Name, Namespace: req.provider.Namespace, Spec: pinned, ArtifactRepository: req.artifacts}
 	resourceParam, err := jsonParam(taskdef.ParamResource, resource)
 	if err != nil {
 		return nil, err
@@ -167,6 +163,21 @@ func runLabels(req runRequest) map[string]string {
 		LabelAttempt:        strconv.Itoa(req.attempt),
 		LabelTektonPipeline: naming.LabelValue(req.kind, req.obj.GetNamespace(), req.obj.GetName()),
 	}
+}
+
+// pinnedSpec is p's spec with its images replaced by the digests the
+// Provider controller pinned (matched by framework name, as everywhere).
+func pinnedSpec(p *pipelinesv1beta1.Provider) pipelinesv1beta1.ProviderSpec {
+	spec := *p.Spec.DeepCopy()
+	spec.Image = p.Status.Image
+	for i, f := range spec.Frameworks {
+		for _, pin := range p.Status.Frameworks {
+			if pin.Name == f.Name {
+				spec.Frameworks[i].Image = pin.Image
+			}
+		}
+	}
+	return spec
 }
 
 // specOf is the spec field of any user resource.

@@ -130,7 +130,7 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 			return setupKind(ctx, mgr, engine, run.Kind, func() client.ObjectList { return &pipelinesv1beta1.RunList{} }, opts)
 		},
 		func() error {
-			rc := &runconfiguration.Reconciler{Client: mgr.GetClient(), RetryAfter: engine.RetryAfter}
+			rc := &runconfiguration.Reconciler{Client: mgr.GetClient(), Recorder: engine.Recorder, RetryAfter: engine.RetryAfter}
 			return rc.SetupWithManager(ctx, mgr, opts)
 		},
 	} {

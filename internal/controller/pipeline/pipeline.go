@@ -1,6 +1,12 @@
 // Package pipeline is the Pipeline controller: a thin Kind over the
-// lifecycle engine. Creating or updating a Pipeline compiles it with the
-// provider's compiler for its framework and uploads it.
+// lifecycle engine. Creating a Pipeline compiles it with the provider's
+// compiler for its framework and creates it in the backend; a change of what
+// compiles (image, env, framework, or the provider's compiler image: see
+// Version) compiles it again and uploads it as a new version. Deleting a
+// Pipeline waits for a running create or update to end, then deletes it from
+// the backend; the finalizer holds it until that succeeded (a failure is
+// reported and retried), and the skip-backend-deletion annotation lets it go
+// without. Tests: envtest_test.go, with the whole operator.
 package pipeline
 
 import (

@@ -41,8 +41,6 @@ func podSecurityProblem(enforce string, flags map[string]string, flagsFound bool
 		namespace, enforce, FlagSetSecurityContext, value, tektonNamespace, TektonFeatureFlags)
 }
 
-// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
-
 // checkPodSecurity reads what podSecurityProblem needs.
 func checkPodSecurity(ctx context.Context, reader client.Reader, namespace, tektonNamespace string) (string, error) {
 	ns := &corev1.Namespace{}

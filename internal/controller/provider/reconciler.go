@@ -10,9 +10,8 @@ import (
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,6 +25,7 @@ import (
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/predicates"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/status"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
 
@@ -65,10 +65,6 @@ func (r *Reconciler) WorkflowNamespaceOf(p *pipelinesv1beta1.Provider) string {
 	return p.Namespace
 }
 
-// +kubebuilder:rbac:groups=pipelines.kubeflow.org,resources=providers,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=pipelines.kubeflow.org,resources=providers/status;providers/finalizers,verbs=get;update;patch
-// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-
 // Reconcile brings one Provider's workflow namespace and status up to date.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	p := &pipelinesv1beta1.Provider{}
@@ -79,10 +75,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !p.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.finalize(ctx, p, namespace)
 	}
-	if controllerutil.AddFinalizer(p, Finalizer) {
-		if err := r.Client.Update(ctx, p); err != nil {
-			return ctrl.Result{}, err
-		}
+	if err := status.AddFinalizer(ctx, r.Client, p, Finalizer); err != nil {
+		return ctrl.Result{}, err
 	}
 
 	o := observation{workflowNamespace: namespace, tasks: r.tasks.names()}
@@ -139,25 +133,13 @@ func (r *Reconciler) retryAfter() time.Duration {
 
 // writeStatus patches the status when it changed, and records an Event when
 // readiness changed.
-func (r *Reconciler) writeStatus(ctx context.Context, p *pipelinesv1beta1.Provider, status pipelinesv1beta1.ProviderStatus) error {
-	if equality.Semantic.DeepEqual(p.Status, status) {
-		return nil
-	}
-	before := meta.FindStatusCondition(p.Status.Conditions, pipelinesv1beta1.ConditionReady)
+func (r *Reconciler) writeStatus(ctx context.Context, p *pipelinesv1beta1.Provider, desired pipelinesv1beta1.ProviderStatus) error {
 	base := p.DeepCopy()
-	p.Status = status
-	if err := r.Client.Status().Patch(ctx, p, client.MergeFrom(base)); err != nil {
-		return err
-	}
-	after := meta.FindStatusCondition(status.Conditions, pipelinesv1beta1.ConditionReady)
-	if before == nil || before.Status != after.Status || before.Reason != after.Reason {
-		eventType := corev1.EventTypeNormal
-		if after.Status != "True" {
-			eventType = corev1.EventTypeWarning
-		}
-		r.Recorder.Eventf(p, nil, eventType, after.Reason, "Reconcile", "%s", after.Message)
-	}
-	return nil
+	p.Status = desired
+	w := status.Writer{Client: r.Client, Recorder: r.Recorder, Conditions: func(o client.Object) []metav1.Condition {
+		return o.(*pipelinesv1beta1.Provider).Status.Conditions
+	}}
+	return w.Patch(ctx, base, p)
 }
 
 // finalize removes the shared Tasks when p is the last Provider using its
@@ -183,8 +165,7 @@ func (r *Reconciler) finalize(ctx context.Context, p *pipelinesv1beta1.Provider,
 		r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, "TasksRemoved", "Finalize",
 			"last Provider using namespace %s: shared Tasks removed", namespace)
 	}
-	controllerutil.RemoveFinalizer(p, Finalizer)
-	return client.IgnoreNotFound(r.Client.Update(ctx, p))
+	return status.RemoveFinalizer(ctx, r.Client, p, Finalizer)
 }
 
 // providersUsing lists the Providers whose workflow namespace is namespace.

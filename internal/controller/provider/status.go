@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/status"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/imageref"
 )
 
@@ -74,15 +74,11 @@ func desiredStatus(p *pipelinesv1beta1.Provider, o observation) pipelinesv1beta1
 		s.Image, s.Frameworks = "", nil
 	}
 	ready := readyCondition(p, o)
-	synced := metav1.Condition{
-		Type: pipelinesv1beta1.ConditionSynchronized, Status: ready.Status, ObservedGeneration: p.Generation,
-		Reason: string(pipelinesv1beta1.StateSucceeded), Message: ready.Message,
-	}
+	state := pipelinesv1beta1.StateSucceeded
 	if ready.Status != metav1.ConditionTrue {
-		synced.Reason = string(pipelinesv1beta1.StateFailed)
+		state = pipelinesv1beta1.StateFailed
 	}
-	meta.SetStatusCondition(&s.Conditions, ready)
-	meta.SetStatusCondition(&s.Conditions, synced)
+	status.Set(&s.Conditions, p.Generation, status.Report{Ready: ready.Status, Reason: ready.Reason, State: state, Message: ready.Message})
 	return s
 }
 

@@ -1,6 +1,10 @@
 // Package run is the Run controller: a thin Kind over the lifecycle engine.
-// A Run is created once (its spec is immutable); deleting a Run whose
-// PipelineRun is still running cancels that PipelineRun.
+// A Run is created once, starting a run in the backend, and never updated
+// (its spec is immutable). Deleting a Run whose create PipelineRun is still
+// running cancels that PipelineRun; then a Run that reached the backend is
+// deleted from it (one that never did has nothing to delete). The finalizer
+// holds the Run until then, and the skip-backend-deletion annotation lets it
+// go without. Tests: run_test.go, with the whole operator.
 package run
 
 import (

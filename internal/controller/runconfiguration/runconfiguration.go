@@ -2,7 +2,14 @@
 // RunConfiguration has no backend object of its own: it owns one
 // RunSchedule per schedule and creates Runs when its triggers fire, each
 // with the pipeline version it resolved pinned, and the other controllers
-// take them to the backend.
+// take them to the backend. Creating one creates its RunSchedules and, for
+// each onChange trigger, a Run; it is Ready once they are. Updating it
+// replaces only the RunSchedules whose schedule changed and updates the
+// others in place; a new run spec (onChange runSpec) or a new version of
+// the Pipeline (onChange pipeline) starts a Run and re-pins the schedules.
+// Deleting it holds nothing: it has no finalizer, and its RunSchedules and
+// Runs go with it through owner references, each then deleted from the
+// backend as its own kind is. Tests: envtest_test.go, with the whole operator.
 package runconfiguration
 
 import (
@@ -18,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -29,6 +37,8 @@ import (
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/outcome"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/status"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/naming"
 )
 
@@ -46,7 +56,10 @@ const (
 
 // Reconciler reconciles RunConfigurations.
 type Reconciler struct {
-	Client     client.Client
+	Client   client.Client
+	Recorder events.EventRecorder
+	// RetryAfter is unused by the RunConfiguration controller, which is woken
+	// by watches only; kept so all controllers are configured alike.
 	RetryAfter time.Duration
 }
 
@@ -57,28 +70,32 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// Owned RunSchedules and Runs go with it (owner references).
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	before := rc.Status.DeepCopy()
-	result, err := r.synchronize(ctx, rc)
-	if !equality.Semantic.DeepEqual(before, &rc.Status) {
-		base := rc.DeepCopy()
-		base.Status = *before
-		if werr := r.Client.Status().Patch(ctx, rc, client.MergeFrom(base)); werr != nil && !apierrors.IsNotFound(werr) {
-			return ctrl.Result{}, werr
-		}
-	}
-	return result, err
-}
-
-func (r *Reconciler) synchronize(ctx context.Context, rc *pipelinesv1beta1.RunConfiguration) (ctrl.Result, error) {
-	rc.Status.ObservedGeneration = rc.Generation
-	pinned, version, pipelineGeneration, err := r.pinPipeline(ctx, rc)
-	if err != nil {
+	base := rc.DeepCopy()
+	o, err := r.synchronize(ctx, rc)
+	if o.Class == outcome.Transient {
 		return ctrl.Result{}, err
 	}
+	w := status.Writer{Client: r.Client, Recorder: r.Recorder, Conditions: func(o client.Object) []metav1.Condition {
+		return o.(*pipelinesv1beta1.RunConfiguration).Status.Conditions
+	}}
+	if err := w.Patch(ctx, base, rc); err != nil {
+		return ctrl.Result{}, err
+	}
+	return o.Result()
+}
+
+// synchronize makes what the RunConfiguration's triggers ask for and sets
+// its status from its children's readiness.
+func (r *Reconciler) synchronize(ctx context.Context, rc *pipelinesv1beta1.RunConfiguration) (outcome.Outcome, error) {
+	pinned, version, pipelineGeneration, err := r.pinPipeline(ctx, rc)
+	if err != nil {
+		return outcome.Retry(err), err
+	}
 	if pinned == "" {
-		setReady(rc, metav1.ConditionUnknown, pipelinesv1beta1.ReasonProgressing,
-			fmt.Sprintf("waiting for Pipeline %s/%s to have a version", rc.Namespace, rc.Spec.Run.Pipeline))
-		return ctrl.Result{RequeueAfter: r.RetryAfter}, nil
+		// The Pipeline watch wakes it.
+		setReport(rc, status.Progressing(pendingState(rc),
+			fmt.Sprintf("waiting for Pipeline %s/%s to have a version", rc.Namespace, rc.Spec.Run.Pipeline)), false)
+		return outcome.DoneOutcome(), nil
 	}
 	runSpec := rc.Spec.Run.DeepCopy()
 	runSpec.Pipeline = pinned
@@ -88,28 +105,71 @@ func (r *Reconciler) synchronize(ctx context.Context, rc *pipelinesv1beta1.RunCo
 	withoutPipeline.Pipeline = ""
 	runSpecVersion, err := lifecycle.SpecHash(withoutPipeline)
 	if err != nil {
-		return ctrl.Result{}, err
+		return outcome.Retry(err), err
 	}
-	if err := r.reconcileSchedules(ctx, rc, *runSpec); err != nil {
-		return ctrl.Result{}, err
+	schedules, err := r.reconcileSchedules(ctx, rc, *runSpec)
+	if err != nil {
+		return outcome.Retry(err), err
 	}
 	if slices.Contains(rc.Spec.Triggers.OnChange, pipelinesv1beta1.OnChangePipeline) && rc.Status.TriggeredPipelineVersion != version {
 		if err := r.createRun(ctx, rc, *runSpec, TriggerPipeline, version, pipelineGeneration); err != nil {
-			return ctrl.Result{}, err
+			return outcome.Retry(err), err
 		}
 		rc.Status.TriggeredPipelineVersion = version
 	}
 	if slices.Contains(rc.Spec.Triggers.OnChange, pipelinesv1beta1.OnChangeRunSpec) && rc.Status.TriggeredRunSpecVersion != runSpecVersion {
 		if err := r.createRun(ctx, rc, *runSpec, TriggerRunSpec, runSpecVersion, strconv.FormatInt(rc.Generation, 10)); err != nil {
-			return ctrl.Result{}, err
+			return outcome.Retry(err), err
 		}
 		rc.Status.TriggeredRunSpecVersion = runSpecVersion
 	}
+	runs, err := r.latestRuns(ctx, rc)
+	if err != nil {
+		return outcome.Retry(err), err
+	}
 	rc.Status.Version = version + "-" + runSpecVersion
 	rc.Status.Provider.Name = lifecycle.ProviderKey(rc.Spec.Run.Provider, rc.Namespace).String()
-	setReady(rc, metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized,
-		fmt.Sprintf("%d RunSchedules for pipeline %s", len(rc.Spec.Triggers.Schedules), pinned))
-	return ctrl.Result{}, nil
+	report, final := aggregate(children(schedules, runs), pendingState(rc),
+		fmt.Sprintf("%d RunSchedules for pipeline %s", len(schedules), pinned))
+	setReport(rc, report, final)
+	return outcome.DoneOutcome(), nil
+}
+
+// setReport sets both conditions; observedGeneration only when the outcome
+// is final for this generation.
+func setReport(rc *pipelinesv1beta1.RunConfiguration, r status.Report, final bool) {
+	status.Set(&rc.Status.Conditions, rc.Generation, r)
+	if final {
+		rc.Status.ObservedGeneration = rc.Generation
+	}
+}
+
+// pendingState is the Synchronized state while the RunConfiguration is not
+// yet in effect.
+func pendingState(rc *pipelinesv1beta1.RunConfiguration) pipelinesv1beta1.SynchronizationState {
+	if rc.Status.Version == "" {
+		return pipelinesv1beta1.StateCreating
+	}
+	return pipelinesv1beta1.StateUpdating
+}
+
+// latestRuns are the Runs of the triggers' latest firings.
+func (r *Reconciler) latestRuns(ctx context.Context, rc *pipelinesv1beta1.RunConfiguration) ([]pipelinesv1beta1.Run, error) {
+	list := &pipelinesv1beta1.RunList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(rc.Namespace), client.MatchingLabels{LabelRunConfiguration: string(rc.UID)}); err != nil {
+		return nil, err
+	}
+	latest := map[string]string{
+		TriggerPipeline: naming.LabelValue(rc.Status.TriggeredPipelineVersion),
+		TriggerRunSpec:  naming.LabelValue(rc.Status.TriggeredRunSpecVersion),
+	}
+	var runs []pipelinesv1beta1.Run
+	for _, run := range list.Items {
+		if want, ok := latest[run.Labels[LabelTrigger]]; ok && want != "" && run.Labels[LabelTriggerSource] == want {
+			runs = append(runs, run)
+		}
+	}
+	return runs, nil
 }
 
 // pinPipeline returns "name:version", the version and what identifies this
@@ -140,11 +200,15 @@ func scheduleName(rc *pipelinesv1beta1.RunConfiguration, s pipelinesv1beta1.Sche
 	return naming.Compact(253, rc.Name, hash[:8])
 }
 
-func (r *Reconciler) reconcileSchedules(ctx context.Context, rc *pipelinesv1beta1.RunConfiguration, runSpec pipelinesv1beta1.RunSpec) error {
+// reconcileSchedules makes the owned RunSchedules match the schedules and
+// returns those kept (the ones it creates are not Ready yet: nil).
+func (r *Reconciler) reconcileSchedules(ctx context.Context, rc *pipelinesv1beta1.RunConfiguration,
+	runSpec pipelinesv1beta1.RunSpec) ([]*pipelinesv1beta1.RunSchedule, error) {
 	owned := &pipelinesv1beta1.RunScheduleList{}
 	if err := r.Client.List(ctx, owned, client.InNamespace(rc.Namespace), client.MatchingLabels{LabelRunConfiguration: string(rc.UID)}); err != nil {
-		return err
+		return nil, err
 	}
+	var current []*pipelinesv1beta1.RunSchedule
 	desired := map[string]pipelinesv1beta1.RunScheduleSpec{}
 	for _, s := range rc.Spec.Triggers.Schedules {
 		desired[scheduleName(rc, s)] = pipelinesv1beta1.RunScheduleSpec{RunSpec: runSpec, Schedule: s}
@@ -155,15 +219,17 @@ func (r *Reconciler) reconcileSchedules(ctx context.Context, rc *pipelinesv1beta
 		switch {
 		case !keep:
 			if err := r.Client.Delete(ctx, existing); client.IgnoreNotFound(err) != nil {
-				return fmt.Errorf("deleting RunSchedule %s: %w", existing.Name, err)
+				return nil, fmt.Errorf("deleting RunSchedule %s: %w", existing.Name, err)
 			}
+			continue
 		case !equality.Semantic.DeepEqual(existing.Spec, spec):
 			patch := client.MergeFrom(existing.DeepCopy())
 			existing.Spec = spec
 			if err := r.Client.Patch(ctx, existing, patch); err != nil {
-				return fmt.Errorf("updating RunSchedule %s: %w", existing.Name, err)
+				return nil, fmt.Errorf("updating RunSchedule %s: %w", existing.Name, err)
 			}
 		}
+		current = append(current, existing)
 		delete(desired, existing.Name)
 	}
 	for name, spec := range desired {
@@ -174,13 +240,14 @@ func (r *Reconciler) reconcileSchedules(ctx context.Context, rc *pipelinesv1beta
 			Spec: spec,
 		}
 		if err := controllerutil.SetControllerReference(rc, rs, r.Client.Scheme()); err != nil {
-			return err
+			return nil, err
 		}
 		if err := r.Client.Create(ctx, rs); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating RunSchedule %s: %w", name, err)
+			return nil, fmt.Errorf("creating RunSchedule %s: %w", name, err)
 		}
+		current = append(current, rs)
 	}
-	return nil
+	return current, nil
 }
 
 // createRun creates the Run of one trigger firing; its name is derived from
@@ -203,24 +270,6 @@ func (r *Reconciler) createRun(ctx context.Context, rc *pipelinesv1beta1.RunConf
 		return fmt.Errorf("creating Run for trigger %s: %w", trigger, err)
 	}
 	return nil
-}
-
-func setReady(rc *pipelinesv1beta1.RunConfiguration, status metav1.ConditionStatus, reason, message string) {
-	state := pipelinesv1beta1.StateSucceeded
-	switch {
-	case status == metav1.ConditionTrue:
-	case rc.Status.Version == "":
-		state = pipelinesv1beta1.StateCreating
-	default:
-		state = pipelinesv1beta1.StateUpdating
-	}
-	for _, c := range []metav1.Condition{
-		{Type: pipelinesv1beta1.ConditionReady, Status: status, Reason: reason, Message: message},
-		{Type: pipelinesv1beta1.ConditionSynchronized, Status: status, Reason: string(state), Message: message},
-	} {
-		c.ObservedGeneration = rc.Generation
-		meta.SetStatusCondition(&rc.Status.Conditions, c)
-	}
 }
 
 // SetupWithManager registers the controller; it watches what it owns and

@@ -1,5 +1,12 @@
 // Package runschedule is the RunSchedule controller: a thin Kind over the
-// lifecycle engine.
+// lifecycle engine. Creating a RunSchedule creates a recurring run in the
+// backend, once its cron expression is one a backend can run (otherwise
+// InvalidSpec and nothing reaches a backend); a change of its spec updates
+// that recurring run in place (the provider is given the id it created).
+// Deleting a RunSchedule waits for a running create or update to end, then
+// deletes the recurring run from the backend; the finalizer holds it until
+// that succeeded, and the skip-backend-deletion annotation lets it go
+// without. Tests: runschedule_test.go, with the whole operator.
 package runschedule
 
 import (

@@ -5,7 +5,9 @@
 // DIR/compile.sh. Run as compile.sh --pipeline_config F --output_file F (the
 // compile step, inside the pipeline's image), it writes a definition naming
 // the pipeline, its image and the environment it was compiled with; a
-// framework parameter "fixture-fail" makes it exit 1 with that message.
+// framework parameter "fixture-fail" makes it exit 1 with that message. It
+// reads the pipeline config with the contract's type (internal/contract) and
+// refuses, exiting 1 with the reason, a contractVersion it does not know.
 package main
 
 import (
@@ -17,6 +19,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 func main() {
@@ -63,18 +67,15 @@ func compile(args []string) error {
 	if err != nil {
 		return err
 	}
-	var cfg struct {
-		Name      string `json:"name"`
-		Image     string `json:"image"`
-		Framework struct {
-			Parameters map[string]json.RawMessage `json:"parameters"`
-		} `json:"framework"`
-	}
+	var cfg contract.CompileConfig
 	if err := json.Unmarshal(data, &cfg); err != nil {
 		return fmt.Errorf("pipeline config: %w", err)
 	}
+	if err := contract.CheckVersion("compiler", "pipeline-config", cfg.ContractVersion); err != nil {
+		return err
+	}
 	if raw, ok := cfg.Framework.Parameters["fixture-fail"]; ok {
-		return fmt.Errorf("compilation failed: %s", raw)
+		return fmt.Errorf("compilation failed: %s", raw.Raw)
 	}
 	var env []string
 	for _, kv := range os.Environ() {

@@ -8,7 +8,9 @@
 //	    "*": {...}          # every resource without an entry of its own
 //
 // Without an entry it succeeds with a stable id. It prints the resource and the provider
-// configuration it received to stdout, so a test can read it back from the step's log.
+// configuration it received to stdout, so a test can read it back from the step's log. It
+// reads both with the contract's types (internal/contract) and refuses, with a provider error,
+// a contractVersion it does not know.
 package main
 
 import (
@@ -17,6 +19,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 type behaviour struct {
@@ -24,26 +28,6 @@ type behaviour struct {
 	ExitCode int    `json:"exitCode"`
 	Sleep    string `json:"sleep"`
 	NoOutput bool   `json:"noOutput"`
-}
-
-type resource struct {
-	Kind     string `json:"kind"`
-	Metadata struct {
-		Name      string `json:"name"`
-		Namespace string `json:"namespace"`
-		UID       string `json:"uid"`
-	} `json:"metadata"`
-	Status struct {
-		Provider struct {
-			ID string `json:"id"`
-		} `json:"provider"`
-	} `json:"status"`
-}
-
-type providerConfig struct {
-	Spec struct {
-		Parameters map[string]json.RawMessage `json:"parameters"`
-	} `json:"spec"`
 }
 
 func main() {
@@ -63,8 +47,8 @@ func main() {
 		fail(err.Error())
 	}
 	fmt.Printf("fixture provider: %s %s received resource %s\n", kind, op, rawResource)
-	var res resource
-	var cfg providerConfig
+	var res contract.Resource
+	var cfg contract.ProviderConfig
 	if err := json.Unmarshal(rawResource, &res); err != nil {
 		fail("resource: " + err.Error())
 	}
@@ -75,6 +59,15 @@ func main() {
 	fmt.Printf("fixture provider: %s %s received provider config %s\n", kind, op, rawConfig)
 	if err := json.Unmarshal(rawConfig, &cfg); err != nil {
 		fail("provider config: " + err.Error())
+	}
+	for _, doc := range []struct{ name, version string }{
+		{"resource", res.ContractVersion}, {"provider-config", cfg.ContractVersion},
+	} {
+		if err := contract.CheckVersion("provider", doc.name, doc.version); err != nil {
+			answer(*outputPath, contract.Output{Error: err.Error()})
+			fmt.Printf("fixture provider: %s %s refused: %v\n", kind, op, err)
+			os.Exit(0)
+		}
 	}
 	if *definition != "" {
 		def, err := os.ReadFile(*definition)
@@ -95,24 +88,29 @@ func main() {
 	if id == "" {
 		id = fmt.Sprintf("%s/%s/%s", kind, res.Metadata.Namespace, res.Metadata.Name)
 	}
-	out := map[string]string{"id": id}
+	out := contract.Output{ID: id}
 	if b.Error != "" {
-		out = map[string]string{"error": b.Error}
+		out = contract.Output{Error: b.Error}
 	}
 	if !b.NoOutput {
-		data, _ := json.Marshal(out)
-		if err := os.WriteFile(*outputPath, data, 0o644); err != nil {
-			fail(err.Error())
-		}
+		answer(*outputPath, out)
 	}
-	fmt.Printf("fixture provider: %s %s answered %v\n", kind, op, out)
+	fmt.Printf("fixture provider: %s %s answered %+v\n", kind, op, out)
 	os.Exit(b.ExitCode)
 }
 
-func lookup(cfg providerConfig, key string) behaviour {
+// answer writes the provider's output.
+func answer(path string, out contract.Output) {
+	data, _ := json.Marshal(out)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		fail(err.Error())
+	}
+}
+
+func lookup(cfg contract.ProviderConfig, key string) behaviour {
 	var table map[string]behaviour
 	if raw, ok := cfg.Spec.Parameters["fixture"]; ok {
-		if err := json.Unmarshal(raw, &table); err != nil {
+		if err := json.Unmarshal(raw.Raw, &table); err != nil {
 			fail("parameters.fixture: " + err.Error())
 		}
 	}

@@ -1,0 +1,19 @@
+package operator
+
+// The manager's own API access, generated into config/rbac by
+// controller-gen (`make manifests`) and from there into the operator chart.
+// Each controller package's rbac.go holds the rules of what it reconciles. A
+// namespace of `operator-namespace` is a scope, not a name: the chart grants
+// those rules in the namespace the operator runs in (its leader election
+// lease's).
+
+// Leader election: one Lease, read, created and renewed (client-go's
+// LeaseLock uses get, create and update only), and the core/v1 Events
+// client-go's leader election records on it.
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=operator-namespace
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch,namespace=operator-namespace
+
+// Secure metrics: each scraper's bearer token checked with a TokenReview,
+// its right to GET /metrics with a SubjectAccessReview.
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create

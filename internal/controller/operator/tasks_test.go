@@ -1,0 +1,64 @@
+package operator_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/experiment"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/pipeline"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/run"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/runschedule"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/pipelines"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
+)
+
+// operationsRun are the operations the lifecycle controllers run, per kind:
+// create and delete, and update unless the kind is create-only.
+func operationsRun() map[string][]string {
+	ops := func(createOnly bool) []string {
+		if createOnly {
+			return []string{lifecycle.OpCreate, lifecycle.OpDelete}
+		}
+		return []string{lifecycle.OpCreate, lifecycle.OpUpdate, lifecycle.OpDelete}
+	}
+	return map[string][]string{
+		pipeline.Kind.Name:    ops(pipeline.Kind.CreateOnly),
+		experiment.Kind.Name:  ops(experiment.Kind.CreateOnly),
+		runschedule.Kind.Name: ops(runschedule.Kind.CreateOnly),
+		run.Kind.Name:         ops(run.Kind.CreateOnly),
+	}
+}
+
+// Nothing is applied that nothing uses: every shared Task the Provider
+// controller applies is referenced by the shape of an operation the
+// controllers run, and every such shape's Tasks are applied.
+func TestEveryAppliedTaskIsUsedByAnOperation(t *testing.T) {
+	referenced := map[string]bool{}
+	for kind, ops := range operationsRun() {
+		for _, op := range ops {
+			operation, ok := taskdef.Find(kind, op)
+			require.True(t, ok, "no shared Task for %s %s", kind, op)
+			shape, err := pipelines.Get(operation.TaskName())
+			require.NoError(t, err)
+			for _, task := range shape.Tasks {
+				require.NotNil(t, task.TaskRef, "%s: task %s", operation.TaskName(), task.Name)
+				referenced[task.TaskRef.Name] = true
+			}
+		}
+	}
+	applied, err := tasks.Names()
+	require.NoError(t, err)
+	appliedSet := map[string]bool{}
+	for _, name := range applied {
+		appliedSet[name] = true
+		assert.True(t, referenced[name], "shared Task %s is applied in every workflow namespace but no operation uses it", name)
+	}
+	for name := range referenced {
+		assert.True(t, appliedSet[name], "an operation uses Task %s, which the Provider controller does not apply", name)
+	}
+	assert.Len(t, taskdef.Operations, len(applied), "one operation per shared Task")
+}
