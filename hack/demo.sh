@@ -105,7 +105,7 @@ step "prgen: the operator's release at main, validated by Tekton's admission web
 echo "(the release Tasks need kaniko and git images and the internet; neither is here, so nothing is started)"
 kubectl create namespace kfp-tekton-ci --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 kubectl apply -n kfp-tekton-ci -f ci/tasks/ >/dev/null
-go run ./cmd/prgen -f ci/releases.yaml --select app=operator,version=main | kubectl create --dry-run=server -f -
+go run ./cmd/prgen -f ci/releases.yaml -l app=operator,version=main | kubectl create --dry-run=server -f -
 
 step "done"
 echo "Everything keeps running. Look around with: make shell   (then kubectl, tkn, helm)"

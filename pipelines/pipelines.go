@@ -13,6 +13,8 @@ import (
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
 
 // Release is the shape prgen uses: build-push, then update-manifests.
@@ -39,6 +41,18 @@ func Get(name string) (*tektonv1.PipelineSpec, error) {
 		return nil, fmt.Errorf("no pipeline shape %q (have: %s)", name, strings.Join(Names(), ", "))
 	}
 	return spec, nil
+}
+
+// ForOperation is the one lookup of an operation: what it is (the shared
+// Task it runs, whether it calls the provider) and the shape its
+// PipelineRuns embed.
+func ForOperation(kind, operation string) (taskdef.Operation, *tektonv1.PipelineSpec, error) {
+	op, ok := taskdef.Find(kind, operation)
+	if !ok {
+		return op, nil, fmt.Errorf("no %s operation for kind %s", operation, kind)
+	}
+	shape, err := Get(op.TaskName())
+	return op, shape, err
 }
 
 // Names lists the shapes, sorted.

@@ -35,16 +35,12 @@ func jsonParam(name string, v any) (tektonv1.Param, error) {
 var builders sync.Map // task name -> *generator.Builder
 
 func builderFor(kind, op string) (*generator.Builder, taskdef.Operation, error) {
-	operation, ok := taskdef.Find(kind, op)
-	if !ok {
-		return nil, operation, fmt.Errorf("no %s operation for kind %s", op, kind)
+	operation, shape, err := pipelines.ForOperation(kind, op)
+	if err != nil {
+		return nil, operation, err
 	}
 	if b, ok := builders.Load(operation.TaskName()); ok {
 		return b.(*generator.Builder), operation, nil
-	}
-	shape, err := pipelines.Get(operation.TaskName())
-	if err != nil {
-		return nil, operation, err
 	}
 	b, _ := builders.LoadOrStore(operation.TaskName(), generator.NewBuilder(shape))
 	return b.(*generator.Builder), operation, nil
