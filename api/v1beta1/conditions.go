@@ -62,4 +62,8 @@ const (
 	// ReasonOwnedResourceNotReady: a RunSchedule or Run a RunConfiguration
 	// made is not Ready (the message names it and why).
 	ReasonOwnedResourceNotReady = "OwnedResourceNotReady"
+	// ReasonProviderInUse: the Provider is being deleted but resources still
+	// reference it (the message counts and names them); it stays until
+	// they are gone.
+	ReasonProviderInUse = "ProviderInUse"
 )

@@ -120,11 +120,31 @@ type ProviderStatus struct {
 	// +listType=set
 	Tasks []string `json:"tasks,omitempty"`
 
+	// Users counts, per kind, the resources (in any namespace) that
+	// reference this provider; kinds with none are left out. A Provider
+	// being deleted stays while any are left.
+	// +optional
+	// +listType=map
+	// +listMapKey=kind
+	// +kubebuilder:validation:MaxItems=5
+	Users []ProviderUsers `json:"users,omitempty"`
+
 	// Conditions: Ready and Synchronized.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ProviderUsers is how many resources of one kind reference a provider.
+type ProviderUsers struct {
+	// Kind of the resources.
+	// +kubebuilder:validation:Enum=Pipeline;Experiment;RunSchedule;Run;RunConfiguration
+	Kind string `json:"kind"`
+
+	// Count of resources of Kind referencing the provider.
+	// +kubebuilder:validation:Minimum=0
+	Count int32 `json:"count"`
 }
 
 // Provider is a pipeline backend that the other kinds reference by name.

@@ -56,6 +56,7 @@ func (r *Reconciler[T]) apply(ctx context.Context, obj T, o Observation, d Decis
 	if err := r.statusWriter().Patch(ctx, base, obj); err != nil {
 		return ctrl.Result{}, errors.Join(d.Outcome.Err, err)
 	}
+	statusWritten(r.Kind.Name, obj)
 	return d.Outcome.Result()
 }
 
@@ -64,7 +65,7 @@ func (r *Reconciler[T]) startRun(ctx context.Context, obj T, o Observation, a Ac
 	var artifacts *ArtifactLocation
 	if r.Kind.ArtifactRef != nil && a.Op != OpDelete { // deleting needs no artifacts, and must not wait on them
 		var err error
-		if artifacts, err = resolveArtifacts(ctx, r.configMaps(), obj.GetNamespace(), r.Kind.ArtifactRef(obj), o.Provider); err != nil {
+		if artifacts, err = resolveArtifacts(ctx, r.configMaps(), obj.GetNamespace(), o.WorkflowNamespace, r.Kind.ArtifactRef(obj), o.Provider); err != nil {
 			return err
 		}
 	}
@@ -90,6 +91,8 @@ func (r *Reconciler[T]) startRun(ctx context.Context, obj T, o Observation, a Ac
 			return &createRefusal{namespace: pr.Namespace, name: pr.Name, err: err}
 		}
 		// Created before, not in the cache yet: wait for it as for a new one.
+	} else {
+		runStarted(r.Kind.Name, a.Op)
 	}
 	r.expected.Store(obj.GetUID(), expectation{name: pr.Name, expires: r.now().Add(expectationTimeout)})
 	return nil
@@ -125,6 +128,7 @@ func (r *Reconciler[T]) release(ctx context.Context, obj T, message string) erro
 		return err
 	}
 	r.expected.Delete(obj.GetUID())
+	resourceGone(r.Kind.Name, client.ObjectKeyFromObject(obj))
 	r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, string(pipelinesv1beta1.StateDeleted), "Delete", "%s", message)
 	return nil
 }

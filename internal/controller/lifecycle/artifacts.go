@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -29,8 +30,13 @@ type ArtifactLocation = contract.ArtifactLocation
 // namespace's artifact-repositories default, then the Provider's
 // artifactRepository, then the Provider's pipelineRootStorage. A malformed
 // ConfigMap is a problem naming the key; an absent one falls through.
-func resolveArtifacts(ctx context.Context, c client.Reader, namespace string, explicit *pipelinesv1beta1.ArtifactRepositoryRef,
-	p *pipelinesv1beta1.Provider) (*ArtifactLocation, error) {
+//
+// namespace is the resource's, runNamespace is where its runs execute (the
+// Provider's namespace, or the operator's workflowNamespace): the Secret
+// names of the result resolve there. A location read from namespace may name
+// Secrets only when runNamespace is that namespace (see secretScope).
+func resolveArtifacts(ctx context.Context, c client.Reader, namespace, runNamespace string,
+	explicit *pipelinesv1beta1.ArtifactRepositoryRef, p *pipelinesv1beta1.Provider) (*ArtifactLocation, error) {
 	if explicit != nil {
 		name := explicit.ConfigMap
 		if name == "" {
@@ -45,6 +51,9 @@ func resolveArtifacts(ctx context.Context, c client.Reader, namespace string, ex
 				fmt.Sprintf("spec.artifactRepositoryRef: ConfigMap %s/%s does not exist", namespace, name)}
 		}
 		loc.Source = "resource"
+		if err := secretScope(loc, namespace, runNamespace, p); err != nil {
+			return nil, err
+		}
 		return loc, nil
 	}
 	loc, found, err := fromConfigMap(ctx, c, namespace, ArtifactRepositoriesConfigMap, "")
@@ -53,6 +62,9 @@ func resolveArtifacts(ctx context.Context, c client.Reader, namespace string, ex
 	}
 	if found {
 		loc.Source = "namespace"
+		if err := secretScope(loc, namespace, runNamespace, p); err != nil {
+			return nil, err
+		}
 		return loc, nil
 	}
 	if p.Spec.ArtifactRepository != nil {
@@ -67,6 +79,45 @@ func resolveArtifacts(ctx context.Context, c client.Reader, namespace string, ex
 		return &ArtifactLocation{Source: "pipelineRootStorage", Location: p.Spec.PipelineRootStorage}, nil
 	}
 	return nil, nil
+}
+
+// secretScope enforces that Secrets resolve only in the namespace that owns
+// the configuration. The provider reads the Secrets loc names in
+// runNamespace; a location configured in the resource's namespace (its
+// explicit ref or its namespace's default, Source "resource" or "namespace")
+// may therefore name Secrets only when runNamespace is that namespace.
+// Otherwise a tenant allowed to use another namespace's Provider could pick
+// the endpoint and have the provider send that namespace's (or the shared
+// workflowNamespace's) credentials to it. Locations from the Provider itself
+// (artifactRepository, pipelineRootStorage) are the Provider owners' and the
+// platform's configuration and keep their Secrets, also in workflowNamespace
+// mode.
+func secretScope(loc *ArtifactLocation, namespace, runNamespace string, p *pipelinesv1beta1.Provider) error {
+	if loc == nil || len(loc.Secrets) == 0 || namespace == runNamespace {
+		return nil
+	}
+	if loc.Source != "resource" && loc.Source != "namespace" {
+		return nil
+	}
+	where := fmt.Sprintf("ConfigMap %s", namespace)
+	if loc.Ref != nil {
+		where = fmt.Sprintf("ConfigMap %s/%s key %q", namespace, loc.Ref.Name, loc.Ref.Key)
+	}
+	if loc.Source == "resource" {
+		where = "spec.artifactRepositoryRef: " + where
+	}
+	var names []string
+	for _, s := range loc.Secrets {
+		if !slices.Contains(names, s.Name) {
+			names = append(names, s.Name)
+		}
+	}
+	return &problem{pipelinesv1beta1.ReasonArtifactRepoInvalid, fmt.Sprintf(
+		"%s names Secrets %v, but runs of provider %s/%s execute in namespace %s, where those names would resolve "+
+			"to that namespace's Secrets, not %s's: Secrets resolve only in the namespace that owns the configuration. "+
+			"Use a repository without credentials here, or ask the owners of provider %s/%s to configure it in the "+
+			"Provider's spec.artifactRepository",
+		where, names, p.Namespace, p.Name, runNamespace, namespace, p.Namespace, p.Name)}
 }
 
 // fromConfigMap reads key (or the default key) of an Argo-format ConfigMap.

@@ -185,7 +185,7 @@ func decideDeletion(o Observation) Decision {
 		return stalled(pipelinesv1beta1.ReasonNamespaceNotAllowed, fmt.Sprintf(
 			"cannot delete from the backend: provider %s does not admit namespace %s. Add it to the Provider's spec.allowedNamespaces, or %s",
 			key, o.Namespace, skipHint))
-	case !providerReady(o.Provider):
+	case !providerServesDeletion(o.Provider):
 		return Decision{Report: report(status.Blocked(pipelinesv1beta1.ReasonProviderNotReady, pipelinesv1beta1.StateDeleting, notReadyMessage(o.Provider)))}
 	}
 	if deleted := runs.latest(OpDelete); deleted != nil {

@@ -295,6 +295,15 @@ func TestDecideDeletion(t *testing.T) {
 		o:    deleting(func(o *Observation) { o.Provider, o.Runs = notReadyProvider(), []*RunRecord{created} }),
 		want: want{ready: Unknown, reason: pipelinesv1beta1.ReasonProviderNotReady, state: pipelinesv1beta1.StateDeleting},
 	}, {
+		name: "a provider being deleted that waits for its users still deletes them from the backend",
+		o: deleting(func(o *Observation) {
+			o.Provider, o.Runs = readyProvider(), []*RunRecord{created}
+			o.Provider.Status.Conditions[0].Status = metav1.ConditionFalse
+			o.Provider.Status.Conditions[0].Reason = pipelinesv1beta1.ReasonProviderInUse
+		}),
+		want: want{action: StartRun, op: OpDelete, version: "v2", ordinal: 2, ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing,
+			state: pipelinesv1beta1.StateDeleting, record: "p-1"},
+	}, {
 		name: "a running delete is waited for",
 		o:    deleting(func(o *Observation) { o.Runs = []*RunRecord{created, run(2, OpDelete, "v2")} }),
 		want: want{ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing, state: pipelinesv1beta1.StateDeleting, message: []string{"run-delete-v2-2 is running"}},

@@ -88,6 +88,7 @@ func (r *Reconciler[T]) observe(ctx context.Context, obj T) (Observation, error)
 	o.AwaitingCache = r.awaitingCache(obj, runs)
 	newestFailure := map[[2]string]*tektonv1.PipelineRun{}
 	for _, pr := range runs {
+		runObserved(r.Kind.Name, pr)
 		rec := recordOf(pr)
 		if rec.Provider != o.ProviderKey.String() {
 			continue // made for another Provider: not this one's record

@@ -99,7 +99,10 @@ func TestDeletionWhenTheProviderIsGone(t *testing.T) {
 	f.Finish(t, pr, true, "exp-1", "", "")
 	f.Eventually(t, e, fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(e))
 
+	// A Provider in use waits for its users; an administrator can still
+	// force it out by removing its finalizer, as here.
 	require.NoError(t, cp.Client.Delete(ctx, f.Provider))
+	fixture.Update(t, f, f.Provider, func(p *pipelinesv1beta1.Provider) { p.Finalizers = nil })
 	require.Eventually(t, func() bool {
 		return apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKeyFromObject(f.Provider), &pipelinesv1beta1.Provider{}))
 	}, fixture.Wait, fixture.Tick)

@@ -254,3 +254,46 @@ func TestProblemsAreReportedWithAReason(t *testing.T) {
 		assert.Contains(t, err.Error(), "spec.image")
 	})
 }
+
+func TestAProviderInUseWaitsForItsUsers(t *testing.T) {
+	ctx := context.Background()
+	startOperator(t, "")
+	reg := registry.Start(t)
+	image, _ := reg.Push("team/provider:v1")
+	ns := namespace(t)
+	serviceAccount(t, ns, "kfp-provider")
+	p := newProvider(ns, "kfp", image)
+	require.NoError(t, cp.Client.Create(ctx, p))
+	eventuallyReady(t, p, metav1.ConditionTrue, pipelinesv1beta1.ReasonTasksApplied)
+	assert.Empty(t, p.Status.Users)
+
+	// The engine creates its PipelineRun, which nothing runs here: the
+	// annotation lets the Pipeline go at once when deleted.
+	pl := &pipelinesv1beta1.Pipeline{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "penguin",
+		Annotations: map[string]string{"pipelines.kubeflow.org/skip-backend-deletion": "true"}},
+		Spec: pipelinesv1beta1.PipelineSpec{Provider: "kfp", Image: "example.com/penguin:0.3.1",
+			Framework: pipelinesv1beta1.PipelineFramework{Name: "tfx"}}}
+	require.NoError(t, cp.Client.Create(ctx, pl))
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		got := &pipelinesv1beta1.Provider{}
+		require.NoError(c, cp.Client.Get(ctx, client.ObjectKeyFromObject(p), got))
+		assert.Equal(c, []pipelinesv1beta1.ProviderUsers{{Kind: "Pipeline", Count: 1}}, got.Status.Users)
+	}, wait, tick, "status.users counts the Pipeline")
+
+	require.NoError(t, cp.Client.Delete(ctx, p))
+	eventuallyReady(t, p, metav1.ConditionFalse, pipelinesv1beta1.ReasonProviderInUse)
+	cond := ready(t, p)
+	assert.Contains(t, cond.Message, "still used by 1 Pipeline ("+ns+"/penguin)")
+	assert.Contains(t, cond.Message, "pipelines.kubeflow.org/skip-backend-deletion=true")
+	assert.Equal(t, []pipelinesv1beta1.ProviderUsers{{Kind: "Pipeline", Count: 1}}, p.Status.Users)
+	assert.NotEmpty(t, sharedTasks(t, ns), "the Tasks stay while the Provider is in use")
+	require.Never(t, func() bool {
+		return apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKeyFromObject(p), &pipelinesv1beta1.Provider{}))
+	}, time.Second, tick, "the Provider waits for its users")
+
+	require.NoError(t, cp.Client.Delete(ctx, pl))
+	require.Eventually(t, func() bool {
+		return apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKeyFromObject(p), &pipelinesv1beta1.Provider{}))
+	}, wait, tick, "the Provider goes with its last user")
+	assert.Empty(t, sharedTasks(t, ns), "the last Provider of the namespace takes the Tasks with it")
+}

@@ -11,6 +11,10 @@ package provider
 // +kubebuilder:rbac:groups=pipelines.kubeflow.org,resources=providers,verbs=list;watch;patch
 // +kubebuilder:rbac:groups=pipelines.kubeflow.org,resources=providers/status,verbs=patch
 
+// The kinds that reference Providers: watched and counted from the cache
+// (status.users), and a Provider being deleted kept while any reference it.
+// +kubebuilder:rbac:groups=pipelines.kubeflow.org,resources=pipelines;experiments;runschedules;runs;runconfigurations,verbs=list;watch
+
 // Shared Tasks: watched cluster-wide through the label-filtered cache (any
 // namespace may hold a Provider), so an edited or deleted one is restored.
 // +kubebuilder:rbac:groups=tekton.dev,resources=tasks,verbs=list;watch

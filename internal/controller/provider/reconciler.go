@@ -72,14 +72,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	namespace := r.WorkflowNamespaceOf(p)
+	users, err := r.usersOf(ctx, client.ObjectKeyFromObject(p))
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	if !p.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.finalize(ctx, p, namespace)
+		return ctrl.Result{}, r.finalize(ctx, p, namespace, users)
 	}
 	if err := status.AddFinalizer(ctx, r.Client, p, Finalizer); err != nil {
 		return ctrl.Result{}, err
 	}
 
-	o := observation{workflowNamespace: namespace, tasks: r.tasks.names()}
+	o := observation{workflowNamespace: namespace, tasks: r.tasks.names(), users: users}
 	_, o.tasksErr = r.tasks.ensure(ctx, namespace)
 	keychain, saErr := serviceAccountKeychain(ctx, r.APIReader, namespace, p.Spec.ServiceAccount)
 	if saErr == nil {
@@ -142,11 +146,17 @@ func (r *Reconciler) writeStatus(ctx context.Context, p *pipelinesv1beta1.Provid
 	return w.Patch(ctx, base, p)
 }
 
-// finalize removes the shared Tasks when p is the last Provider using its
-// workflow namespace, then lets p go.
-func (r *Reconciler) finalize(ctx context.Context, p *pipelinesv1beta1.Provider, namespace string) error {
+// finalize keeps p while resources still reference it (they need it, and
+// its shared Tasks, to delete their backend objects), saying so; then
+// removes the shared Tasks when p is the last Provider using its workflow
+// namespace, and lets p go. The watches on the referencing kinds bring p
+// back as they go.
+func (r *Reconciler) finalize(ctx context.Context, p *pipelinesv1beta1.Provider, namespace string, users []usage) error {
 	if !controllerutil.ContainsFinalizer(p, Finalizer) {
 		return nil
+	}
+	if len(users) > 0 {
+		return r.writeStatus(ctx, p, inUseStatus(p, users))
 	}
 	others, err := r.providersUsing(ctx, namespace)
 	if err != nil {
@@ -185,19 +195,25 @@ func (r *Reconciler) providersUsing(ctx context.Context, namespace string) ([]pi
 
 // SetupWithManager registers the controller. Shared Tasks are watched
 // through the manager's label-filtered cache, so an edited or deleted Task
-// brings the Providers of its namespace back to restore it.
+// brings the Providers of its namespace back to restore it. The kinds that
+// reference Providers are watched (creations, deletions, provider changes)
+// to keep status.users current and to let a Provider being deleted go with
+// its last user; the lifecycle engine registers their provider index.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	applier, err := newTaskApplier(r.Client, r.Version)
 	if err != nil {
 		return err
 	}
 	r.tasks = applier
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&pipelinesv1beta1.Provider{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicates.BeingDeleted))).
 		Watches(&tektonv1.Task{}, handler.EnqueueRequestsFromMapFunc(r.providersForTask),
-			builder.WithPredicates(predicate.NewPredicateFuncs(isManaged))).
-		WithOptions(opts).
+			builder.WithPredicates(predicate.NewPredicateFuncs(isManaged)))
+	for _, k := range userKinds {
+		b = b.Watches(k.object(), enqueueProviderOfUser())
+	}
+	return b.WithOptions(opts).
 		Named("provider").
 		Complete(r)
 }

@@ -23,6 +23,8 @@ type observation struct {
 	imageErr          error
 	// podSecurity says why Pod Security admission would refuse every run's pods.
 	podSecurity string
+	// users: the resources referencing the Provider, per kind.
+	users []usage
 }
 
 // readyCondition is the Ready condition the observation warrants; the first
@@ -73,6 +75,7 @@ func desiredStatus(p *pipelinesv1beta1.Provider, o observation) pipelinesv1beta1
 	if o.imageErr != nil {
 		s.Image, s.Frameworks = "", nil
 	}
+	s.Users = usersStatus(o.users)
 	ready := readyCondition(p, o)
 	state := pipelinesv1beta1.StateSucceeded
 	if ready.Status != metav1.ConditionTrue {
@@ -88,4 +91,15 @@ func desiredStatus(p *pipelinesv1beta1.Provider, o observation) pipelinesv1beta1
 func imagesCurrent(p *pipelinesv1beta1.Provider) bool {
 	return p.Status.ObservedGeneration == p.Generation && p.Status.Image != "" &&
 		len(p.Status.Frameworks) == len(p.Spec.Frameworks)
+}
+
+// inUseStatus is the status of p, being deleted, while users still
+// reference it: what it pins stays (their deletions run on it).
+func inUseStatus(p *pipelinesv1beta1.Provider, users []usage) pipelinesv1beta1.ProviderStatus {
+	s := *p.Status.DeepCopy()
+	s.ObservedGeneration = p.Generation
+	s.Users = usersStatus(users)
+	status.Set(&s.Conditions, p.Generation, status.Report{Ready: metav1.ConditionFalse, Reason: pipelinesv1beta1.ReasonProviderInUse,
+		State: pipelinesv1beta1.StateDeleting, Message: inUseMessage(users)})
+	return s
 }
