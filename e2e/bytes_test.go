@@ -47,7 +47,7 @@ func TestUserBytesReachTheProviderUnchanged(t *testing.T) {
 	}
 	run := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": gv.String(), "kind": "Run", "metadata": map[string]any{"name": "hostile", "namespace": ns},
-		"spec": map[string]any{"provider": "bytes", "pipeline": "p", "experimentName": "e", "parameters": runParams},
+		"spec": map[string]any{"provider": "bytes", "pipeline": "hostile", "experimentName": "e", "parameters": runParams},
 	}}
 	pipeline := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": gv.String(), "kind": "Pipeline", "metadata": map[string]any{"name": "hostile", "namespace": ns},

@@ -52,12 +52,18 @@ spec: {provider: kfp, description: first}
 	})
 	t.Run("RunSchedule", func(t *testing.T) {
 		t.Parallel()
+		// Its own Pipeline: the Pipeline subtest deletes penguin.
+		create(t, ns, fmt.Sprintf(`
+kind: Pipeline
+metadata: {name: penguin-rs}
+spec: {provider: kfp, image: %s, framework: {name: fixture}}
+`, images["FIXTURE_PIPELINE_IMAGE"]))
 		create(t, ns, `
 kind: RunSchedule
 metadata: {name: nightly}
 spec:
   provider: kfp
-  pipeline: penguin
+  pipeline: penguin-rs
   experimentName: tuning
   parameters: [{name: TRAINING_RUNS, value: "3"}]
   schedule: {cronExpression: "0 2 * * *"}
@@ -66,15 +72,31 @@ spec:
 	})
 	t.Run("Run", func(t *testing.T) {
 		t.Parallel()
+		// Its own Pipeline: the Pipeline subtest deletes penguin.
+		create(t, ns, fmt.Sprintf(`
+kind: Pipeline
+metadata: {name: penguin-run}
+spec: {provider: kfp, image: %s, framework: {name: fixture}}
+`, images["FIXTURE_PIPELINE_IMAGE"]))
 		create(t, ns, `
 kind: Run
 metadata: {name: once}
 spec:
   provider: kfp
-  pipeline: penguin
+  pipeline: penguin-run
   experimentName: tuning
   parameters: [{name: TRAINING_RUNS, value: "1"}]
 `)
+		waitFor(t, syncTimeout, "Run created", func() (bool, string) { return synchronised(get(t, "Run", ns, "once")) })
+		var resource struct {
+			Pipeline struct{ Name, Version, ID string }
+		}
+		receivedJSON(t, ns, "Run", "once", "received resource ", &resource)
+		assert.Equal(t, "penguin-run", resource.Pipeline.Name)
+		assert.Equal(t, "pipeline/"+ns+"/penguin-run", resource.Pipeline.ID, "the provider got the pipeline's backend id")
+		observed, _, _ := unstructured.NestedString(get(t, "Run", ns, "once").Object, "status", "observedPipelineVersion")
+		assert.Equal(t, resource.Pipeline.Version, observed)
+		assert.NotEmpty(t, observed)
 		lifecycle(t, ns, "Run", "once", "run", "")
 	})
 	t.Run("RunConfiguration", func(t *testing.T) {

@@ -123,3 +123,43 @@ func TestNamesAreSortedAndPrefixed(t *testing.T) {
 		assert.FileExists(t, filepath.Join(".", n+".yaml"))
 	}
 }
+
+// TestTenantCodeSeesNoProviderSecrets: the steps running images the
+// Pipeline's author controls (the compiler, injected into the pipeline's
+// image) mount neither the provider's volume nor the service account token,
+// and the provider reads the definition from its own volume, copied there by
+// the helper after the compiler ended.
+func TestTenantCodeSeesNoProviderSecrets(t *testing.T) {
+	all, err := All()
+	require.NoError(t, err)
+	tenantImages := map[string]bool{"$(params." + taskdef.ParamCompilerImage + ")": true, "$(params." + taskdef.ParamPipelineImage + ")": true}
+	compiling := 0
+	for _, task := range all {
+		assert.Empty(t, task.Spec.StepTemplate.VolumeMounts, "%s: every step names the volumes it mounts", task.Name)
+		staged := false
+		for _, s := range task.Spec.Steps {
+			mounts := map[string]string{}
+			for _, m := range s.VolumeMounts {
+				mounts[m.MountPath] = m.Name
+			}
+			if tenantImages[s.Image] {
+				compiling++
+				assert.Equal(t, taskdef.VolumeCompile, mounts[taskdef.Dir], "%s/%s", task.Name, s.Name)
+				assert.Equal(t, taskdef.VolumeNoToken, mounts[taskdef.ServiceAccountDir], "%s/%s: the token is hidden", task.Name, s.Name)
+				for _, m := range s.VolumeMounts {
+					assert.NotEqual(t, taskdef.VolumeProvider, m.Name, "%s/%s mounts the provider's volume", task.Name, s.Name)
+				}
+				assert.False(t, staged, "%s/%s runs after the definition was staged", task.Name, s.Name)
+				continue
+			}
+			assert.Equal(t, taskdef.VolumeProvider, mounts[taskdef.Dir], "%s/%s", task.Name, s.Name)
+			if s.Name == "stage-definition" {
+				staged = true
+			}
+			if s.Name == "provider" {
+				assert.Len(t, s.VolumeMounts, 1, "%s: the provider mounts only its own volume", task.Name)
+			}
+		}
+	}
+	assert.Equal(t, 4, compiling, "two compiling Tasks, two tenant steps each")
+}

@@ -59,6 +59,15 @@ const (
 	// ReasonInternalError: the operator could not build what it needs; a bug
 	// to report, not something the resource's author can fix.
 	ReasonInternalError = "InternalError"
+	// ReasonPipelineNotFound: the Pipeline a Run or RunSchedule references
+	// does not exist in its namespace.
+	ReasonPipelineNotFound = "PipelineNotFound"
+	// ReasonPipelineNotReady: the referenced Pipeline is not synchronised
+	// with a backend yet (Ready stays Unknown while it is on its way).
+	ReasonPipelineNotReady = "PipelineNotReady"
+	// ReasonPipelineProviderMismatch: the referenced Pipeline lives in
+	// another provider's backend than the one the resource names.
+	ReasonPipelineProviderMismatch = "PipelineProviderMismatch"
 	// ReasonOwnedResourceNotReady: a RunSchedule or Run a RunConfiguration
 	// made is not Ready (the message names it and why).
 	ReasonOwnedResourceNotReady = "OwnedResourceNotReady"

@@ -32,7 +32,7 @@ const (
 
 func run(args []string, getenv func(string) string) error {
 	if len(args) == 0 {
-		return errors.New("usage: kfp-task write|report|report-compiled [flags]")
+		return errors.New("usage: kfp-task write|exec|stage|report|report-compiled [flags]")
 	}
 	switch args[0] {
 	case "write":
@@ -43,8 +43,10 @@ func run(args []string, getenv func(string) string) error {
 		return reportCompiled(args[1:])
 	case "exec":
 		return execWithEnv(args[1:], os.Environ(), syscall.Exec)
+	case "stage":
+		return stage(args[1:], os.Stdout)
 	}
-	return fmt.Errorf("unknown command %q (want write, exec, report or report-compiled)", args[0])
+	return fmt.Errorf("unknown command %q (want write, exec, stage, report or report-compiled)", args[0])
 }
 
 type fileFlags []string
@@ -182,6 +184,60 @@ func reportCompiled(args []string) error {
 		return results.write("", fmt.Sprintf("the compiled pipeline definition is unreadable or empty (%d bytes, %v)", n, err))
 	}
 	return results.write("sha256:"+hex.EncodeToString(h.Sum(nil)), "")
+}
+
+// stage copies the compiled definition from the compile volume (written by
+// tenant code) into the provider's volume (which tenant code never mounts),
+// and logs its digest. It reads only a regular file, never through a
+// symbolic link (a link could name the provider's files or its token, in
+// this step's view), and without blocking on a FIFO; it creates the copy,
+// refusing one that exists.
+func stage(args []string, log io.Writer) error {
+	fs := flag.NewFlagSet("stage", flag.ContinueOnError)
+	from := fs.String("from", "", "the compiled definition, as the compiler wrote it")
+	to := fs.String("to", "", "where the provider reads it")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *from == "" || *to == "" {
+		return errors.New("stage: --from and --to are required")
+	}
+	fd, err := syscall.Open(*from, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return fmt.Errorf("stage: the compiler's output %s is a symbolic link, not a file", *from)
+		}
+		return fmt.Errorf("stage: the compiler wrote no pipeline definition: %w", &os.PathError{Op: "open", Path: *from, Err: err})
+	}
+	in := os.NewFile(uintptr(fd), *from)
+	defer in.Close()
+	info, err := in.Stat()
+	if err != nil {
+		return fmt.Errorf("stage: %w", err)
+	}
+	if !info.Mode().IsRegular() {
+		return fmt.Errorf("stage: the compiler's output %s is not a regular file (%s)", *from, info.Mode().Type())
+	}
+	if err := os.MkdirAll(filepath.Dir(*to), 0o755); err != nil {
+		return fmt.Errorf("stage: %w", err)
+	}
+	out, err := os.OpenFile(*to, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o444)
+	if err != nil {
+		return fmt.Errorf("stage: %w", err)
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(out, h), in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("stage: copying %s: %w", *from, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("stage: the compiler's output %s is empty", *from)
+	}
+	_, err = fmt.Fprintf(log, "kfp-task: staged the pipeline definition for the provider: %d bytes, sha256:%s\n", n, hex.EncodeToString(h.Sum(nil)))
+	return err
 }
 
 func readExitCode(path string) (int, error) {

@@ -138,3 +138,31 @@ func TestExecSetsThePipelineEnv(t *testing.T) {
 	assert.ErrorContains(t, execWithEnv([]string{"--env-from", cfg}, nil, fake), "no command")
 	assert.Error(t, execWithEnv([]string{"--env-from", "/nonexistent", "--", "x"}, nil, fake))
 }
+
+func TestStageCopiesOnlyARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	from, to := filepath.Join(dir, "compile", "pipeline.yaml"), filepath.Join(dir, "kfp", "pipeline.yaml")
+	require.NoError(t, os.MkdirAll(filepath.Dir(from), 0o755))
+	require.NoError(t, os.WriteFile(from, []byte("definition"), 0o644))
+	var log strings.Builder
+	require.NoError(t, stage([]string{"--from", from, "--to", to}, &log))
+	got, err := os.ReadFile(to)
+	require.NoError(t, err)
+	assert.Equal(t, "definition", string(got))
+	sum := sha256.Sum256([]byte("definition"))
+	assert.Contains(t, log.String(), "10 bytes, sha256:"+hex.EncodeToString(sum[:]))
+	assert.ErrorContains(t, stage([]string{"--from", from, "--to", to}, &log), "exists", "an existing copy is never overwritten")
+
+	secret := filepath.Join(dir, "token")
+	require.NoError(t, os.WriteFile(secret, []byte("token"), 0o600))
+	link := filepath.Join(dir, "compile", "link.yaml")
+	require.NoError(t, os.Symlink(secret, link))
+	assert.ErrorContains(t, stage([]string{"--from", link, "--to", filepath.Join(dir, "kfp", "b")}, &log), "symbolic link")
+	assert.NoFileExists(t, filepath.Join(dir, "kfp", "b"))
+
+	assert.ErrorContains(t, stage([]string{"--from", filepath.Join(dir, "compile"), "--to", filepath.Join(dir, "kfp", "c")}, &log), "not a regular file")
+	assert.ErrorContains(t, stage([]string{"--from", filepath.Join(dir, "missing"), "--to", filepath.Join(dir, "kfp", "d")}, &log), "wrote no pipeline definition")
+	empty := filepath.Join(dir, "compile", "empty")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	assert.ErrorContains(t, stage([]string{"--from", empty, "--to", filepath.Join(dir, "kfp", "e")}, &log), "empty")
+}

@@ -4,6 +4,8 @@
 // in the operator's image and needs no shell, so steps stay distroless.
 //
 //	kfp-task write --file /kfp/resource.json=KFP_RESOURCE [--file PATH=ENV ...]
+//	kfp-task exec --env-from /kfp/pipeline-config.yaml -- COMMAND ARGS...
+//	kfp-task stage --from /kfp-compile/pipeline.yaml --to /kfp/pipeline.yaml
 //	kfp-task report --output /kfp/output.json --exit-code FILE --id-result FILE --error-result FILE
 //	kfp-task report-compiled --pipeline-definition FILE --id-result FILE --error-result FILE
 package main

@@ -27,6 +27,7 @@ func defaults() operator.Config {
 		RetryBackoffMax:         metav1.Duration{Duration: 10 * time.Minute},
 		OperationTimeout:        metav1.Duration{Duration: 15 * time.Minute},
 		ArtifactRepositoryTTL:   metav1.Duration{Duration: 10 * time.Second},
+		KeepRunsPerOperation:    3,
 	}
 }
 
@@ -51,6 +52,7 @@ func bind(fs *flag.FlagSet, cfg *operator.Config, file *string) {
 	fs.DurationVar(&cfg.OperationTimeout.Duration, "operation-timeout", cfg.OperationTimeout.Duration, "how long one operation's PipelineRun may take before it fails and is retried")
 	fs.DurationVar(&cfg.RetryBackoffMax.Duration, "retry-backoff-max", cfg.RetryBackoffMax.Duration, "longest wait between retries of a failed operation")
 	fs.DurationVar(&cfg.ArtifactRepositoryTTL.Duration, "artifact-repository-ttl", cfg.ArtifactRepositoryTTL.Duration, "how stale a namespace's artifact-repositories ConfigMap may be when a run is built")
+	fs.IntVar(&cfg.KeepRunsPerOperation, "keep-runs-per-operation", cfg.KeepRunsPerOperation, "finished PipelineRuns of each operation a resource keeps (besides those the operator needs: the newest succeeded create or update, retried failures); 0 keeps all")
 	fs.StringVar(&cfg.TektonNamespace, "tekton-namespace", cfg.TektonNamespace, "namespace of Tekton's feature-flags ConfigMap (default tekton-pipelines)")
 	fs.DurationVar(&cfg.RetryAfter.Duration, "retry-after", cfg.RetryAfter.Duration, "how soon a resource waiting on something outside the operator is looked at again")
 }
@@ -88,6 +90,8 @@ func parseConfig(args []string, extra func(*flag.FlagSet)) (operator.Config, err
 		return cfg, fmt.Errorf("kube-api-qps (%g) and kube-api-burst (%d) must be positive", cfg.KubeAPIQPS, cfg.KubeAPIBurst)
 	case cfg.MaxConcurrentReconciles <= 0:
 		return cfg, fmt.Errorf("max-concurrent-reconciles must be positive, got %d", cfg.MaxConcurrentReconciles)
+	case cfg.KeepRunsPerOperation < 0:
+		return cfg, fmt.Errorf("keep-runs-per-operation must not be negative (0 keeps all), got %d", cfg.KeepRunsPerOperation)
 	}
 	return cfg, nil
 }

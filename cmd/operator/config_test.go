@@ -24,6 +24,7 @@ func TestConfigFileThenFlags(t *testing.T) {
 	assert.Equal(t, time.Hour, cfg.SyncPeriod.Duration)
 	assert.Equal(t, ":8081", cfg.HealthProbeBindAddress, "default kept")
 	assert.False(t, cfg.LeaderElection)
+	assert.Equal(t, 3, cfg.KeepRunsPerOperation, "default")
 }
 
 func TestConfigErrors(t *testing.T) {
@@ -36,6 +37,8 @@ func TestConfigErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "must be positive")
 	_, err = parseConfig([]string{"--max-concurrent-reconciles", "-1"}, noExtra)
 	assert.ErrorContains(t, err, "must be positive")
+	_, err = parseConfig([]string{"--keep-runs-per-operation", "-1"}, noExtra)
+	assert.ErrorContains(t, err, "must not be negative")
 	_, err = parseConfig([]string{"--config", filepath.Join(t.TempDir(), "absent.yaml")}, noExtra)
 	assert.Error(t, err)
 }

@@ -49,6 +49,20 @@ type Resource struct {
 	// Version identifies Spec; a Pipeline's is also the pipeline version
 	// the backend stores.
 	Version string `json:"version"`
+	// Pipeline is the pipeline a Run or RunSchedule runs, resolved from
+	// spec.pipeline: absent for other kinds and for deletes.
+	Pipeline *PipelineRef `json:"pipeline,omitempty"`
+}
+
+// PipelineRef is a pipeline as the backend knows it.
+type PipelineRef struct {
+	// Name of the Pipeline resource (in the resource's namespace).
+	Name string `json:"name"`
+	// Version to run: the one spec.pipeline names, or the Pipeline's
+	// current version.
+	Version string `json:"version"`
+	// ID is the pipeline's backend id, as its create reported it.
+	ID string `json:"id"`
 }
 
 // Metadata identifies the resource.

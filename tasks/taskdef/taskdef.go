@@ -39,10 +39,30 @@ const (
 	FilePipeline       = Dir + "/pipeline.yaml"
 	DirCompiler        = Dir + "/compiler"
 	HelperBinary       = "/kfp-task"
-	// HelperInVolume is the helper copied into the volume, so the compile
-	// step can run it in the pipeline's own image (it is static).
+	// HelperInVolume is the helper copied into the compile volume, so the
+	// compile step can run it in the pipeline's own image (it is static).
 	HelperInVolume = Dir + "/bin/kfp-task"
+	// CompileDir is where the helper's steps mount the compile volume, which
+	// the compiler's steps (tenant code) mount at Dir. The compiler's steps
+	// never mount the provider's volume: what they see of Dir is only the
+	// compile volume.
+	CompileDir = "/kfp-compile"
+	// ServiceAccountDir is where the kubelet mounts the pod's service account
+	// token. The compiler's steps mount an empty volume there instead, so
+	// tenant code cannot read the provider's token.
+	ServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 )
+
+// Volumes of the shared Tasks.
+const (
+	VolumeProvider = "kfp"         // the provider's inputs and output; never mounted by tenant code
+	VolumeCompile  = "kfp-compile" // the compiler's inputs and output
+	VolumeNoToken  = "no-sa-token" // an empty volume hiding the service account token
+)
+
+// inCompileDir is path (under Dir, as the compiler sees it) as the helper's
+// steps see it.
+func inCompileDir(path string) string { return CompileDir + path[len(Dir):] }
 
 // Labels on every shared Task.
 const (
@@ -114,6 +134,7 @@ func task(op Operation) *tektonv1.Task {
 		params = append(params, stringParam(ParamProviderImage, "The provider image, pinned by digest."))
 	}
 	files := []string{FileResource + "=KFP_RESOURCE", FileProviderConfig + "=KFP_PROVIDER_CONFIG"}
+	// The compiler's configuration goes into the compile volume.
 	env := []corev1.EnvVar{
 		{Name: "KFP_RESOURCE", Value: "$(params." + ParamResource + ")"},
 		{Name: "KFP_PROVIDER_CONFIG", Value: "$(params." + ParamProviderConfig + ")"},
@@ -124,7 +145,7 @@ func task(op Operation) *tektonv1.Task {
 			stringParam(ParamCompilerImage, "The framework's compiler image, pinned by digest."),
 			stringParam(ParamPipelineImage, "The pipeline's image."),
 		)
-		files = append(files, FilePipelineConfig+"=KFP_PIPELINE_CONFIG")
+		files = append(files, inCompileDir(FilePipelineConfig)+"=KFP_PIPELINE_CONFIG")
 		env = append(env, corev1.EnvVar{Name: "KFP_PIPELINE_CONFIG", Value: "$(params." + ParamPipelineConfig + ")"})
 	}
 	writeArgs := []string{"write"}
@@ -132,21 +153,35 @@ func task(op Operation) *tektonv1.Task {
 		writeArgs = append(writeArgs, "--file", f)
 	}
 	if op.Compiles {
-		writeArgs = append(writeArgs, "--install", HelperInVolume)
+		writeArgs = append(writeArgs, "--install", inCompileDir(HelperInVolume))
+	}
+	// The provider's volume, at Dir: only the helper's and the provider's steps mount it.
+	providerMount := corev1.VolumeMount{Name: VolumeProvider, MountPath: Dir}
+	compileMounts := []corev1.VolumeMount{providerMount}
+	if op.Compiles {
+		compileMounts = append(compileMounts, corev1.VolumeMount{Name: VolumeCompile, MountPath: CompileDir})
 	}
 	steps := []tektonv1.Step{{
-		Name:    "write-inputs",
-		Image:   "$(params." + ParamHelperImage + ")",
-		Command: []string{HelperBinary},
-		Args:    writeArgs,
-		Env:     env,
+		Name:         "write-inputs",
+		Image:        "$(params." + ParamHelperImage + ")",
+		Command:      []string{HelperBinary},
+		Args:         writeArgs,
+		Env:          env,
+		VolumeMounts: compileMounts,
 	}}
 	if op.Compiles {
+		// Tenant code (the compiler and the pipeline's image) sees only the
+		// compile volume, at Dir, and no service account token.
+		tenantMounts := []corev1.VolumeMount{
+			{Name: VolumeCompile, MountPath: Dir},
+			{Name: VolumeNoToken, MountPath: ServiceAccountDir, ReadOnly: true},
+		}
 		steps = append(steps,
 			tektonv1.Step{
-				Name:  "inject-compiler",
-				Image: "$(params." + ParamCompilerImage + ")",
-				Args:  []string{DirCompiler},
+				Name:         "inject-compiler",
+				Image:        "$(params." + ParamCompilerImage + ")",
+				Args:         []string{DirCompiler},
+				VolumeMounts: tenantMounts,
 			},
 			tektonv1.Step{
 				Name:    "compile",
@@ -155,6 +190,18 @@ func task(op Operation) *tektonv1.Task {
 				// The Pipeline's env is set for the compiler, as its API says.
 				Args: []string{"exec", "--env-from", FilePipelineConfig, "--",
 					DirCompiler + "/compile.sh", "--pipeline_config", FilePipelineConfig, "--output_file", FilePipeline},
+				VolumeMounts: tenantMounts,
+			},
+			// The helper copies the definition (a regular file, never
+			// through a link) into the provider's volume, which tenant code
+			// never mounts, and logs its digest.
+			tektonv1.Step{
+				Name:    "stage-definition",
+				Image:   "$(params." + ParamHelperImage + ")",
+				Command: []string{HelperBinary},
+				Args:    []string{"stage", "--from", inCompileDir(FilePipeline), "--to", FilePipeline},
+				VolumeMounts: []corev1.VolumeMount{providerMount,
+					{Name: VolumeCompile, MountPath: CompileDir, ReadOnly: true}},
 			})
 	}
 	results := []tektonv1.TaskResult{
@@ -169,10 +216,11 @@ func task(op Operation) *tektonv1.Task {
 		}
 		steps = append(steps,
 			tektonv1.Step{
-				Name:    "provider",
-				Image:   "$(params." + ParamProviderImage + ")",
-				Args:    providerArgs,
-				OnError: tektonv1.Continue,
+				Name:         "provider",
+				Image:        "$(params." + ParamProviderImage + ")",
+				Args:         providerArgs,
+				OnError:      tektonv1.Continue,
+				VolumeMounts: []corev1.VolumeMount{providerMount},
 			},
 			tektonv1.Step{
 				Name:    "report",
@@ -182,6 +230,7 @@ func task(op Operation) *tektonv1.Task {
 					"--id-result", "$(results." + ResultProviderID + ".path)",
 					"--error-result", "$(results." + ResultProviderError + ".path)",
 					"--results-budget", strconv.Itoa(resultsBudget(len(steps) + 2))},
+				VolumeMounts: []corev1.VolumeMount{providerMount},
 			})
 	} else {
 		steps = append(steps, tektonv1.Step{
@@ -192,7 +241,14 @@ func task(op Operation) *tektonv1.Task {
 				"--id-result", "$(results." + ResultProviderID + ".path)",
 				"--error-result", "$(results." + ResultProviderError + ".path)",
 				"--results-budget", strconv.Itoa(resultsBudget(len(steps) + 1))},
+			VolumeMounts: []corev1.VolumeMount{providerMount},
 		})
+	}
+	volumes := []corev1.Volume{{Name: VolumeProvider, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	if op.Compiles {
+		volumes = append(volumes,
+			corev1.Volume{Name: VolumeCompile, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+			corev1.Volume{Name: VolumeNoToken, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}})
 	}
 	return &tektonv1.Task{
 		TypeMeta: metav1.TypeMeta{APIVersion: tektonv1.SchemeGroupVersion.String(), Kind: "Task"},
@@ -208,7 +264,7 @@ func task(op Operation) *tektonv1.Task {
 			Description: op.What,
 			Params:      params,
 			Results:     results,
-			Volumes:     []corev1.Volume{{Name: "kfp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+			Volumes:     volumes,
 			StepTemplate: &tektonv1.StepTemplate{
 				// Pod Security "restricted": no root, no privilege escalation, no capabilities.
 				SecurityContext: &corev1.SecurityContext{
@@ -218,7 +274,6 @@ func task(op Operation) *tektonv1.Task {
 					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 					SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 				},
-				VolumeMounts: []corev1.VolumeMount{{Name: "kfp", MountPath: Dir}},
 			},
 			Steps: steps,
 		},

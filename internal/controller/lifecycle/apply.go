@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/status"
 )
 
@@ -24,7 +25,13 @@ func (r *Reconciler[T]) apply(ctx context.Context, obj T, o Observation, d Decis
 		// Before the run is built: the provider acts on the recorded id, never
 		// on one only the status names.
 		s.Provider, s.Version = d.Record.Provider, d.Record.VersionLabel
+		if r.Kind.RecordPipelineVersion != nil && d.Record.PipelineVersion != "" {
+			r.Kind.RecordPipelineVersion(obj, d.Record.PipelineVersion)
+		}
 	}
+	// Runs are pruned only in a reconcile that starts none, on a complete
+	// view: what it deletes is then never what the new run is judged by.
+	pruning := d.Action.Kind != StartRun && !o.AwaitingCache
 	switch d.Action.Kind {
 	case StartRun:
 		if err := r.startRun(ctx, obj, o, d.Action); err != nil {
@@ -38,13 +45,13 @@ func (r *Reconciler[T]) apply(ctx context.Context, obj T, o Observation, d Decis
 		if err := r.cancel(ctx, d.Action.Run); err != nil {
 			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, r.release(ctx, obj, "released without deleting from the backend, as the annotation asks; its pending PipelineRun was cancelled")
+		return ctrl.Result{}, r.release(ctx, obj, o, "released without deleting from the backend, as the annotation asks; its pending PipelineRun was cancelled")
 	case Release:
 		message := "deleted from the backend"
 		if o.SkipBackendDeletion {
 			message = "released without deleting from the backend, as the annotation asks"
 		}
-		return ctrl.Result{}, r.release(ctx, obj, message)
+		return ctrl.Result{}, r.release(ctx, obj, o, message)
 	}
 
 	if d.Report != nil {
@@ -57,6 +64,9 @@ func (r *Reconciler[T]) apply(ctx context.Context, obj T, o Observation, d Decis
 		return ctrl.Result{}, errors.Join(d.Outcome.Err, err)
 	}
 	statusWritten(r.Kind.Name, obj)
+	if pruning {
+		r.prune(ctx, o)
+	}
 	return d.Outcome.Result()
 }
 
@@ -77,7 +87,7 @@ func (r *Reconciler[T]) startRun(ctx context.Context, obj T, o Observation, a Ac
 		}
 	}
 	pr, err := buildRun(ctx, runRequest{obj: obj, kind: r.Kind.Name, provider: o.Provider, op: a.Op, version: a.Version,
-		attempt: a.Attempt, ordinal: a.Ordinal, namespace: o.WorkflowNamespace, helper: r.HelperImage,
+		attempt: a.Attempt, ordinal: a.Ordinal, namespace: o.WorkflowNamespace, helper: r.HelperImage, pipeline: pipelineRef(o, a.Op),
 		artifacts: artifacts, extra: extra, now: r.now(), timeout: r.OperationTimeout})
 	var spec *specError
 	switch {
@@ -96,6 +106,15 @@ func (r *Reconciler[T]) startRun(ctx context.Context, obj T, o Observation, a Ac
 	}
 	r.expected.Store(obj.GetUID(), expectation{name: pr.Name, expires: r.now().Add(expectationTimeout)})
 	return nil
+}
+
+// pipelineRef is the pipeline a create or update runs, nil for deletes and
+// kinds that run none.
+func pipelineRef(o Observation, op string) *contract.PipelineRef {
+	if o.Pipeline == nil || op == OpDelete {
+		return nil
+	}
+	return &contract.PipelineRef{Name: o.Pipeline.Name, Version: o.Pipeline.Version, ID: o.Pipeline.ID}
 }
 
 // madeFor says whether the existing run named as pr was made for obj (a
@@ -122,10 +141,22 @@ func (r *Reconciler[T]) cancel(ctx context.Context, run *RunRecord) error {
 	return nil
 }
 
-// release lets a resource being deleted go.
-func (r *Reconciler[T]) release(ctx context.Context, obj T, message string) error {
+// release lets a resource being deleted go, and its runs with it (those in
+// another namespace have no owner reference to take them). The runs that
+// make decide release it again go only after the finalizer: should the
+// operator stop in between, it releases the resource again rather than
+// find its record gone (BackendRecordMissing); the leftover is at most those
+// two runs (the newest succeeded create or update, and delete).
+func (r *Reconciler[T]) release(ctx context.Context, obj T, o Observation, message string) error {
+	for _, run := range unneeded(o.Runs) {
+		r.deleteRun(ctx, run)
+	}
 	if err := status.RemoveFinalizer(ctx, r.Client, obj, Finalizer); err != nil {
 		return err
+	}
+	if err := r.deleteRuns(ctx, obj, o.WorkflowNamespace); err != nil {
+		// The resource is gone; nothing will come back for these.
+		ctrl.LoggerFrom(ctx).Error(err, "deleting the PipelineRuns of a released resource", "namespace", o.WorkflowNamespace)
 	}
 	r.expected.Delete(obj.GetUID())
 	resourceGone(r.Kind.Name, client.ObjectKeyFromObject(obj))

@@ -65,6 +65,8 @@ type BackendRecord struct {
 	Provider pipelinesv1beta1.ProviderAndID
 	// VersionLabel is the version the run synchronised, as its label holds it.
 	VersionLabel string
+	// PipelineVersion is the pipeline version it ran with (Run, RunSchedule).
+	PipelineVersion string
 }
 
 func report(r status.Report) *status.Report { return &r }
@@ -138,6 +140,10 @@ func decideSync(o Observation) Decision {
 	if d.Record != nil {
 		op = OpUpdate
 	}
+	if blocked := pipelineBlocks(o, operationState(op)); blocked != nil {
+		blocked.Record = d.Record
+		return *blocked
+	}
 	next := startOrWait(o, runs, op, o.Version)
 	next.Record = d.Record
 	return next
@@ -199,6 +205,37 @@ func decideDeletion(o Observation) Decision {
 	d := startOrWait(o, runs, OpDelete, record.VersionLabel)
 	d.Record = record // the id the delete acts on
 	return d
+}
+
+// pipelineBlocks says why the resource's create or update cannot start
+// yet for its Pipeline, or nil when it can (or runs no Pipeline). The
+// Pipeline watch wakes the resource when that changes.
+func pipelineBlocks(o Observation, state pipelinesv1beta1.SynchronizationState) *Decision {
+	p := o.Pipeline
+	if p == nil {
+		return nil
+	}
+	ref := p.Namespace + "/" + p.Name
+	var d Decision
+	switch {
+	case !p.Found:
+		d = stalled(pipelinesv1beta1.ReasonPipelineNotFound, fmt.Sprintf("pipeline %s does not exist", ref))
+	case p.ID != "" && p.Provider != o.ProviderKey.String():
+		d = stalled(pipelinesv1beta1.ReasonPipelineProviderMismatch, fmt.Sprintf(
+			"pipeline %s is synchronised with provider %s, not %s: a run needs the pipeline in its own provider's backend",
+			ref, p.Provider, o.ProviderKey))
+	case p.ID == "" || (p.Floating && !p.Ready) || p.Version == "":
+		// A pinned version the backend already holds may run while the
+		// Pipeline compiles a newer one; the newest must be synchronised.
+		msg := fmt.Sprintf("waiting for pipeline %s to be synchronised", ref)
+		if p.Why != "" {
+			msg += " (" + p.Why + ")"
+		}
+		d = Decision{Report: report(status.Blocked(pipelinesv1beta1.ReasonPipelineNotReady, state, msg))}
+	default:
+		return nil
+	}
+	return &d
 }
 
 // startOrWait starts op at version, or waits out the backoff after its

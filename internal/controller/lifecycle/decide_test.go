@@ -241,6 +241,51 @@ func TestDecideSync(t *testing.T) {
 		name: "an operator without a helper image cannot start runs",
 		o:    observation(func(o *Observation) { o.HelperConfigured = false }),
 		want: want{ready: False, reason: pipelinesv1beta1.ReasonOperatorMisconfigured, observed: true, outcome: outcome.Stalled},
+	}, {
+		name: "a Run naming a Pipeline that does not exist stalls, creating nothing",
+		o:    observation(func(o *Observation) { o.Pipeline = &PipelineView{Namespace: "team-a", Name: "penguin", Floating: true} }),
+		want: want{ready: False, reason: pipelinesv1beta1.ReasonPipelineNotFound, message: []string{"pipeline team-a/penguin does not exist"},
+			observed: true, outcome: outcome.Stalled},
+	}, {
+		name: "a Pipeline not yet synchronised keeps the Run waiting",
+		o: observation(func(o *Observation) {
+			o.Pipeline = &PipelineView{Namespace: "team-a", Name: "penguin", Floating: true, Found: true, Why: "Progressing: compiling"}
+		}),
+		want: want{ready: Unknown, reason: pipelinesv1beta1.ReasonPipelineNotReady, state: pipelinesv1beta1.StateCreating,
+			message: []string{"waiting for pipeline team-a/penguin to be synchronised (Progressing: compiling)"}},
+	}, {
+		name: "the newest version must be synchronised before a floating reference runs",
+		o: observation(func(o *Observation) {
+			o.Pipeline = &PipelineView{Namespace: "team-a", Name: "penguin", Floating: true, Found: true, ID: "p-1", Provider: "team-a/kfp", Version: "v1"}
+		}),
+		want: want{ready: Unknown, reason: pipelinesv1beta1.ReasonPipelineNotReady},
+	}, {
+		name: "a pinned version the backend holds runs while the Pipeline compiles a newer one",
+		o: observation(func(o *Observation) {
+			o.Pipeline = &PipelineView{Namespace: "team-a", Name: "penguin", Found: true, ID: "p-1", Provider: "team-a/kfp", Version: "v1"}
+		}),
+		want: want{action: StartRun, op: OpCreate, version: "v2", ordinal: 1, ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing},
+	}, {
+		name: "a Pipeline in another provider's backend cannot run",
+		o: observation(func(o *Observation) {
+			o.Pipeline = &PipelineView{Namespace: "team-a", Name: "penguin", Floating: true, Found: true, Ready: true, ID: "p-1", Provider: "team-a/other", Version: "v1"}
+		}),
+		want: want{ready: False, reason: pipelinesv1beta1.ReasonPipelineProviderMismatch, message: []string{"synchronised with provider team-a/other, not team-a/kfp"},
+			observed: true, outcome: outcome.Stalled},
+	}, {
+		name: "a synchronised Pipeline lets the Run start",
+		o: observation(func(o *Observation) {
+			o.Pipeline = &PipelineView{Namespace: "team-a", Name: "penguin", Floating: true, Found: true, Ready: true, ID: "p-1", Provider: "team-a/kfp", Version: "v1"}
+		}),
+		want: want{action: StartRun, op: OpCreate, version: "v2", ordinal: 1, ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing},
+	}, {
+		name: "a created Run does not care what became of its Pipeline",
+		o: observation(func(o *Observation) {
+			o.Traits.CreateOnly = true
+			o.Pipeline = &PipelineView{Namespace: "team-a", Name: "penguin", Floating: true}
+			o.Runs = []*RunRecord{run(1, OpCreate, "v2", succeededAt("r-1", time.Minute))}
+		}),
+		want: want{ready: True, reason: pipelinesv1beta1.ReasonSynchronized, observed: true, record: "r-1"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) { check(t, tc.want, decide(tc.o)) })
 	}

@@ -48,6 +48,13 @@ type Kind[T Subject] struct {
 	ArtifactRef func(obj T) *pipelinesv1beta1.ArtifactRepositoryRef
 	// Params are extra params for op (compile inputs), nil for none.
 	Params func(obj T, p *pipelinesv1beta1.Provider, op string, artifacts *ArtifactLocation) (tektonv1.Params, error)
+	// Pipeline is the Pipeline obj runs (Run, RunSchedule); nil for kinds
+	// that run none. Its create and update wait for that Pipeline to be
+	// synchronised with the same provider, and pass its backend id.
+	Pipeline func(obj T) pipelinesv1beta1.PipelineReference
+	// RecordPipelineVersion stores the pipeline version a succeeded create
+	// ran with (Run status.observedPipelineVersion); nil for none.
+	RecordPipelineVersion func(obj T, version string)
 }
 
 // Traits are what decide needs to know of a kind.
@@ -93,7 +100,10 @@ type Reconciler[T Subject] struct {
 	// ConfigMapTTL bounds how stale an artifact repository ConfigMap may be
 	// (default 10 s): edits reach new operations within it.
 	ConfigMapTTL time.Duration
-	Now          func() time.Time
+	// KeepRunsPerOperation is how many finished runs of each operation a
+	// resource keeps (beyond those decide needs, see prune.go); 0 keeps all.
+	KeepRunsPerOperation int
+	Now                  func() time.Time
 
 	configMapsOnce sync.Once
 	configMapCache *configMapReader

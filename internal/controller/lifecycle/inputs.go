@@ -58,6 +58,7 @@ type runRequest struct {
 	namespace string
 	helper    string
 	artifacts *ArtifactLocation
+	pipeline  *contract.PipelineRef // the pipeline a Run or RunSchedule runs
 	extra     tektonv1.Params
 	now       time.Time
 	timeout   time.Duration
@@ -88,9 +89,10 @@ func buildRun(ctx context.Context, req runRequest) (*tektonv1.PipelineRun, error
 		Kind:            gvk.Kind,
 		Metadata: contract.Metadata{Name: req.obj.GetName(), Namespace: req.obj.GetNamespace(),
 			UID: string(req.obj.GetUID()), Generation: req.obj.GetGeneration()},
-		Spec:    spec,
-		Status:  contract.ResourceStatus{Provider: req.obj.CommonStatus().Provider},
-		Version: req.version,
+		Spec:     spec,
+		Status:   contract.ResourceStatus{Provider: req.obj.CommonStatus().Provider},
+		Version:  req.version,
+		Pipeline: req.pipeline,
 	}
 	pinned := pinnedSpec(req.provider)
 	config := contract.ProviderConfig{ContractVersion: contract.Version, Name: req.provider.Name, Namespace: req.provider.Namespace, Spec: pinned, ArtifactRepository: req.artifacts}
@@ -131,6 +133,9 @@ func buildRun(ctx context.Context, req runRequest) (*tektonv1.PipelineRun, error
 		AnnotationOrdinal:   strconv.Itoa(req.ordinal),
 		// Whole, as the label may be shortened: a Provider name can be 253 characters.
 		AnnotationProvider: req.provider.Namespace + "/" + req.provider.Name,
+	}
+	if req.pipeline != nil {
+		pr.Annotations[AnnotationPipelineVersion] = req.pipeline.Version
 	}
 	// Tekton keeps a tekton.dev/pipeline label it finds on a run only when
 	// generateName is set; the API server ignores generateName beside a name.

@@ -26,6 +26,9 @@ const (
 	// AnnotationProvider is "namespace/name" of the Provider a run was made
 	// for, whole (the provider label is shortened past 63 characters).
 	AnnotationProvider = "pipelines.kubeflow.org/provider"
+	// AnnotationPipelineVersion is the pipeline version a Run or
+	// RunSchedule operation ran with.
+	AnnotationPipelineVersion = "pipelines.kubeflow.org/pipeline-version"
 	// AnnotationOrdinal numbers a resource's runs in the order they were
 	// made; it is part of each run's name.
 	AnnotationOrdinal = "pipelines.kubeflow.org/ordinal"
@@ -43,6 +46,9 @@ const (
 
 	// IndexOwnerUID indexes cached PipelineRuns by their owner's UID.
 	IndexOwnerUID = "pipelines.kubeflow.org/owner.uid"
+	// IndexPipeline indexes Runs and RunSchedules by "namespace/name" of
+	// the Pipeline they run.
+	IndexPipeline = "pipelines.kubeflow.org/pipeline"
 	// IndexProvider indexes resources by "namespace/name" of their provider.
 	IndexProvider = "pipelines.kubeflow.org/provider"
 )

@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -40,6 +43,9 @@ type Observation struct {
 	// Version is the spec's version with Provider, or why it has none.
 	Version    string
 	VersionErr error
+	// Pipeline is the Pipeline the spec runs; nil for kinds that run none
+	// and for a resource being deleted.
+	Pipeline *PipelineView
 	// Runs are the resource's runs made for ProviderKey, oldest first.
 	Runs []*RunRecord
 	// AwaitingCache: a run this controller created is not in Runs yet.
@@ -77,8 +83,19 @@ func (r *Reconciler[T]) observe(ctx context.Context, obj T) (Observation, error)
 	case !apierrors.IsNotFound(err):
 		return o, err
 	}
+	var err error
+	if r.Kind.Pipeline != nil && !o.Deleting {
+		if o.Pipeline, err = r.observePipeline(ctx, obj); err != nil {
+			return o, err
+		}
+	}
 	if o.Provider != nil && !o.Deleting {
 		o.Version, o.VersionErr = r.Kind.Version(obj, o.Provider)
+		if o.VersionErr == nil && o.Pipeline != nil && o.Pipeline.Floating && o.Pipeline.Version != "" {
+			// "name" runs the Pipeline's newest version: a new one is a new
+			// version of this resource too (a RunSchedule is updated to it).
+			o.Version, o.VersionErr = SpecHash([]string{o.Version, o.Pipeline.Version})
+		}
 	}
 
 	runs, err := r.runsOf(ctx, obj, o.WorkflowNamespace)
@@ -104,6 +121,47 @@ func (r *Reconciler[T]) observe(ctx context.Context, obj T) (Observation, error)
 		}
 	}
 	return o, nil
+}
+
+// PipelineView is what decide needs to know of the Pipeline a resource runs.
+type PipelineView struct {
+	// Namespace and Name of the Pipeline (always the resource's namespace).
+	Namespace, Name string
+	// Floating: the reference names no version, so the newest one runs.
+	Floating bool
+	// Version to run: the one referenced, or the Pipeline's current one.
+	Version string
+	Found   bool
+	// Ready: the Pipeline is synchronised with its backend.
+	Ready bool
+	// ID and Provider are the backend id and "namespace/name" of the
+	// provider the Pipeline is synchronised with.
+	ID, Provider string
+	// Why is the Pipeline's Ready message when it is not Ready.
+	Why string
+}
+
+// observePipeline reads the Pipeline obj references.
+func (r *Reconciler[T]) observePipeline(ctx context.Context, obj T) (*PipelineView, error) {
+	name, version, pinned := strings.Cut(string(r.Kind.Pipeline(obj)), ":")
+	v := &PipelineView{Namespace: obj.GetNamespace(), Name: name, Floating: !pinned, Version: version}
+	p := &pipelinesv1beta1.Pipeline{}
+	switch err := r.Client.Get(ctx, types.NamespacedName{Namespace: v.Namespace, Name: name}, p); {
+	case apierrors.IsNotFound(err):
+		return v, nil
+	case err != nil:
+		return nil, err
+	}
+	v.Found, v.ID, v.Provider = true, p.Status.Provider.ID, p.Status.Provider.Name
+	ready := meta.FindStatusCondition(p.Status.Conditions, pipelinesv1beta1.ConditionReady)
+	v.Ready = ready != nil && ready.Status == metav1.ConditionTrue && ready.ObservedGeneration == p.Generation
+	if ready != nil && !v.Ready {
+		v.Why = ready.Reason + ": " + ready.Message
+	}
+	if v.Floating {
+		v.Version = p.Status.Version
+	}
+	return v, nil
 }
 
 // runsOf lists obj's PipelineRuns in namespace from the cache, by the owner

@@ -17,10 +17,11 @@ package lifecycle
 
 // PipelineRuns: watched cluster-wide through the label-filtered cache (they
 // live in every provider namespace); created for each operation, patched to
-// cancel one (spec.status), and read directly when a create finds its name
-// taken, to tell a lost answer from a squatter.
+// cancel one (spec.status), read directly when a create finds its name
+// taken, to tell a lost answer from a squatter, deleted when pruned (by UID),
+// and deleted all at once (by owner UID label) when their resource goes.
 // +kubebuilder:rbac:groups=tekton.dev,resources=pipelineruns,verbs=list;watch
-// +kubebuilder:rbac:groups=tekton.dev,resources=pipelineruns,verbs=get;create;patch,namespace=workflow-namespace
+// +kubebuilder:rbac:groups=tekton.dev,resources=pipelineruns,verbs=get;create;patch;delete;deletecollection,namespace=workflow-namespace
 
 // TaskRuns of a failed PipelineRun, read once to say which task and step
 // failed and with what provider error.

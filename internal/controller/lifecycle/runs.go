@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"knative.dev/pkg/apis"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -21,7 +22,9 @@ import (
 // PipelineRuns.
 type RunRecord struct {
 	Namespace, Name string
-	Op              string
+	// UID is the run's, so pruning deletes this run and never a namesake.
+	UID types.UID
+	Op  string
 	// VersionLabel is the spec version the run is for, as its label holds it.
 	VersionLabel string
 	Ordinal      int
@@ -32,8 +35,11 @@ type RunRecord struct {
 	// ID is the backend id a create or update reported.
 	ID string
 	// Provider is "namespace/name" of the Provider the run was made for.
-	Provider   string
-	FinishedAt time.Time
+	Provider string
+	// PipelineVersion is the pipeline version a Run or RunSchedule
+	// operation ran with.
+	PipelineVersion string
+	FinishedAt      time.Time
 	// Failure says why a failed run failed; set on the newest failed run of
 	// each operation and version (the only ones decide reports).
 	Failure string
@@ -45,13 +51,15 @@ type runSet []*RunRecord
 // recordOf summarises pr.
 func recordOf(pr *tektonv1.PipelineRun) *RunRecord {
 	rec := &RunRecord{
-		Namespace: pr.Namespace, Name: pr.Name,
+		Namespace: pr.Namespace, Name: pr.Name, UID: pr.UID,
 		Op: pr.Labels[LabelOperation], VersionLabel: pr.Labels[LabelVersion],
 		Done:      pr.IsDone(),
 		Succeeded: isSuccess(pr),
 		Cancelled: pr.Spec.Status == tektonv1.PipelineRunSpecStatusCancelled,
 		ID:        result(pr, taskdef.ResultProviderID),
 		Provider:  runProvider(pr),
+
+		PipelineVersion: pr.Annotations[AnnotationPipelineVersion],
 	}
 	rec.Ordinal, _ = strconv.Atoi(pr.Annotations[AnnotationOrdinal])
 	if rec.Done {
@@ -85,7 +93,8 @@ func (s runSet) latest(ops ...string) *RunRecord {
 func (s runSet) record() *BackendRecord {
 	for i := len(s) - 1; i >= 0; i-- {
 		if r := s[i]; (r.Op == OpCreate || r.Op == OpUpdate) && r.Succeeded {
-			return &BackendRecord{Provider: pipelinesv1beta1.ProviderAndID{Name: r.Provider, ID: r.ID}, VersionLabel: r.VersionLabel}
+			return &BackendRecord{Provider: pipelinesv1beta1.ProviderAndID{Name: r.Provider, ID: r.ID}, VersionLabel: r.VersionLabel,
+				PipelineVersion: r.PipelineVersion}
 		}
 	}
 	return nil

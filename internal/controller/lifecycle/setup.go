@@ -41,25 +41,38 @@ func (r *Reconciler[T]) SetupWithManager(ctx context.Context, mgr ctrl.Manager, 
 	}); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(r.Kind.New(), builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicates.BeingDeleted))).
 		Watches(&tektonv1.PipelineRun{}, handler.EnqueueRequestsFromMapFunc(r.ownerOf)).
-		Watches(&pipelinesv1beta1.Provider{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, p client.Object) []reconcile.Request {
-			l := list()
-			if err := r.Client.List(ctx, l, client.MatchingFields{IndexProvider: client.ObjectKeyFromObject(p).String()}); err != nil {
-				ctrl.LoggerFrom(ctx).Error(err, "listing resources of provider", "provider", client.ObjectKeyFromObject(p))
-				return nil
-			}
-			var reqs []reconcile.Request
-			_ = forEach(l, func(o client.Object) {
-				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)})
-			})
-			return reqs
-		})).
-		WithOptions(opts).
-		Named(r.Kind.Name).
-		Complete(r)
+		Watches(&pipelinesv1beta1.Provider{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(list, IndexProvider)))
+	if r.Kind.Pipeline != nil {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, r.Kind.New(), IndexPipeline, func(obj client.Object) []string {
+			name, _, _ := strings.Cut(string(r.Kind.Pipeline(obj.(T))), ":")
+			return []string{obj.GetNamespace() + "/" + name}
+		}); err != nil {
+			return err
+		}
+		b = b.Watches(&pipelinesv1beta1.Pipeline{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(list, IndexPipeline)))
+	}
+	return b.WithOptions(opts).Named(r.Kind.Name).Complete(r)
+}
+
+// usersOf maps a Provider or Pipeline to the resources referencing it
+// (through index, keyed "namespace/name").
+func (r *Reconciler[T]) usersOf(list func() client.ObjectList, index string) handler.MapFunc {
+	return func(ctx context.Context, referenced client.Object) []reconcile.Request {
+		l := list()
+		if err := r.Client.List(ctx, l, client.MatchingFields{index: client.ObjectKeyFromObject(referenced).String()}); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing resources referencing", "object", client.ObjectKeyFromObject(referenced))
+			return nil
+		}
+		var reqs []reconcile.Request
+		_ = forEach(l, func(o client.Object) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)})
+		})
+		return reqs
+	}
 }
 
 func (r *Reconciler[T]) ownerOf(_ context.Context, pr client.Object) []reconcile.Request {

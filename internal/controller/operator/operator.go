@@ -4,6 +4,7 @@ package operator
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
@@ -70,6 +71,15 @@ type Config struct {
 	// ended by then fails (Tekton's timeout) and is retried as a failed
 	// attempt, so no run holds its resource forever (default 15m).
 	OperationTimeout metav1.Duration `json:"operationTimeout,omitempty"`
+	// KeepRunsPerOperation is how many finished PipelineRuns of each
+	// operation (create, update, delete) a resource keeps; older ones are
+	// deleted. Runs the operator still needs are always kept: unfinished
+	// ones, the newest succeeded create or update (the record of the
+	// backend id), the newest succeeded delete of a resource being deleted,
+	// and the failed attempts the retry backoff counts. 0 (the zero value)
+	// keeps every run; cmd/operator and the chart default to 3. A released
+	// resource's runs are deleted whatever this says.
+	KeepRunsPerOperation int `json:"keepRunsPerOperation,omitempty"`
 	// ArtifactRepositoryTTL bounds how stale a namespace's
 	// artifact-repositories ConfigMap may be when a run is built (default 10 s).
 	ArtifactRepositoryTTL metav1.Duration `json:"artifactRepositoryTTL,omitempty"`
@@ -85,6 +95,9 @@ type Config struct {
 // NewManager builds a manager running every controller with cfg. version is
 // recorded on what the operator applies.
 func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manager, error) {
+	if cfg.KeepRunsPerOperation < 0 {
+		return nil, fmt.Errorf("keepRunsPerOperation must not be negative, got %d", cfg.KeepRunsPerOperation)
+	}
 	restConfig = rest.CopyConfig(restConfig)
 	restConfig.QPS, restConfig.Burst = cfg.KubeAPIQPS, cfg.KubeAPIBurst
 	mgr, err := ctrl.NewManager(restConfig, managerOptions(cfg))
@@ -115,6 +128,7 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 		RetryAfter:       orDefault(cfg.RetryAfter.Duration, time.Minute),
 		ConfigMapTTL:     cfg.ArtifactRepositoryTTL.Duration,
 		OperationTimeout: orDefault(cfg.OperationTimeout.Duration, 15*time.Minute),
+		KeepRuns:         cfg.KeepRunsPerOperation,
 	}
 	for _, setup := range []func() error{
 		func() error {
@@ -202,6 +216,7 @@ type engineSettings struct {
 	OperationTimeout  time.Duration
 	RetryAfter        time.Duration
 	ConfigMapTTL      time.Duration
+	KeepRuns          int
 }
 
 func setupKind[T lifecycle.Subject](ctx context.Context, mgr ctrl.Manager, s engineSettings, kind lifecycle.Kind[T],
@@ -209,7 +224,7 @@ func setupKind[T lifecycle.Subject](ctx context.Context, mgr ctrl.Manager, s eng
 	r := &lifecycle.Reconciler[T]{
 		Kind: kind, Client: s.Client, APIReader: s.APIReader, Recorder: s.Recorder,
 		WorkflowNamespace: s.WorkflowNamespace, HelperImage: s.HelperImage, Backoff: s.Backoff, RetryAfter: s.RetryAfter,
-		ConfigMapTTL: s.ConfigMapTTL, OperationTimeout: s.OperationTimeout,
+		ConfigMapTTL: s.ConfigMapTTL, OperationTimeout: s.OperationTimeout, KeepRunsPerOperation: s.KeepRuns,
 	}
 	return r.SetupWithManager(ctx, mgr, list, opts)
 }

@@ -1,6 +1,9 @@
 // Package run is the Run controller: a thin Kind over the lifecycle engine.
 // A Run is created once, starting a run in the backend, and never updated
-// (its spec is immutable). Deleting a Run whose create PipelineRun is still
+// (its spec is immutable). Its create waits for the Pipeline it names
+// (`name` or `name:version`, in its namespace) to be synchronised with the
+// same provider, passes that pipeline's backend id and version to the
+// provider, and records the version in status.observedPipelineVersion. Deleting a Run whose create PipelineRun is still
 // running cancels that PipelineRun; then a Run that reached the backend is
 // deleted from it (one that never did has nothing to delete). The finalizer
 // holds the Run until then, and the skip-backend-deletion annotation lets it
@@ -22,4 +25,6 @@ var Kind = lifecycle.Kind[*pipelinesv1beta1.Run]{
 	ArtifactRef: func(r *pipelinesv1beta1.Run) *pipelinesv1beta1.ArtifactRepositoryRef {
 		return r.Spec.ArtifactRepositoryRef
 	},
+	Pipeline:              func(r *pipelinesv1beta1.Run) pipelinesv1beta1.PipelineReference { return r.Spec.Pipeline },
+	RecordPipelineVersion: func(r *pipelinesv1beta1.Run, v string) { r.Status.ObservedPipelineVersion = v },
 }

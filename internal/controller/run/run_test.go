@@ -4,6 +4,7 @@ package run_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/fixture"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
 
 var cp *testenv.ControlPlane
@@ -32,12 +34,14 @@ var ctx = context.Background()
 // PipelineRun of its own shared Task that Tekton would accept.
 func TestCreateDelete(t *testing.T) {
 	f := fixture.Setup(t, cp)
+	f.SyncedPipeline(t, "penguin")
 	f.CreateUpdateDelete(t, "run", &pipelinesv1beta1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "k-run"},
 		Spec: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "penguin:1"}}, nil)
 }
 
 func TestRunIsCancelledWhenDeletedWhileRunning(t *testing.T) {
 	f := fixture.Setup(t, cp)
+	f.SyncedPipeline(t, "penguin")
 	r := &pipelinesv1beta1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "run"},
 		Spec: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "penguin:0.3.1-abc", Parameters: []pipelinesv1beta1.RuntimeParameter{{Name: "a", Value: "1"}}}}
 	require.NoError(t, cp.Client.Create(ctx, r))
@@ -62,6 +66,7 @@ func TestRunIsCancelledWhenDeletedWhileRunning(t *testing.T) {
 // as runs that could never start.
 func TestOversizedValuesAreRefused(t *testing.T) {
 	f := fixture.Setup(t, cp)
+	f.SyncedPipeline(t, "penguin")
 	run := func(name string, values ...string) *pipelinesv1beta1.Run {
 		r := &pipelinesv1beta1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: name},
 			Spec: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "penguin"}}
@@ -82,4 +87,37 @@ func TestOversizedValuesAreRefused(t *testing.T) {
 	f.Eventually(t, escaped, fixture.ReadyIs(metav1.ConditionFalse, pipelinesv1beta1.ReasonInvalidSpec)(escaped))
 	assert.Contains(t, fixture.Condition(escaped, pipelinesv1beta1.ConditionReady).Message, "more than a step's environment variable can hold")
 	assert.Empty(t, f.RunsOf(t, escaped), "no PipelineRun that could never start")
+}
+
+// A Run waits for the Pipeline it names, runs that pipeline's backend id
+// and version, and records the version it ran.
+func TestRunWaitsForItsPipeline(t *testing.T) {
+	f := fixture.Setup(t, cp)
+	r := &pipelinesv1beta1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "early"},
+		Spec: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "later"}}
+	require.NoError(t, cp.Client.Create(ctx, r))
+	f.Eventually(t, r, fixture.ReadyIs(metav1.ConditionFalse, pipelinesv1beta1.ReasonPipelineNotFound)(r))
+	assert.Contains(t, fixture.Condition(r, pipelinesv1beta1.ConditionReady).Message, "pipeline "+f.NS+"/later does not exist")
+	assert.Empty(t, f.RunsOf(t, r), "nothing reaches a backend")
+
+	p := fixture.NewPipeline(f.NS, "later")
+	require.NoError(t, cp.Client.Create(ctx, p))
+	f.Eventually(t, r, fixture.ReadyIs(metav1.ConditionUnknown, pipelinesv1beta1.ReasonPipelineNotReady)(r))
+	assert.Empty(t, f.RunsOf(t, r))
+	f.Finish(t, f.EventuallyRun(t, p, 1, lifecycle.OpCreate), true, "pipeline-7", "", "")
+	f.Eventually(t, p, fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(p))
+
+	pr := f.EventuallyRun(t, r, 1, lifecycle.OpCreate)
+	var resource struct {
+		Pipeline struct{ Name, Version, ID string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(fixture.Params(pr)[taskdef.ParamResource]), &resource))
+	assert.Equal(t, "later", resource.Pipeline.Name)
+	assert.Equal(t, "pipeline-7", resource.Pipeline.ID)
+	assert.Equal(t, p.Status.Version, resource.Pipeline.Version)
+	f.Finish(t, pr, true, "run-1", "", "")
+	f.Eventually(t, r, func(c *assert.CollectT) {
+		fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(r)(c)
+		assert.Equal(c, p.Status.Version, r.Status.ObservedPipelineVersion)
+	})
 }

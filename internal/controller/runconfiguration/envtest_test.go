@@ -153,6 +153,11 @@ func TestRunConfigurationReportsRefusedChildren(t *testing.T) {
 		assert.Equal(c, rc.Generation, rc.Status.ObservedGeneration, "a settled outcome")
 	})
 
+	// Admitted, its RunSchedule meets the next problem: no Pipeline penguin
+	// in its namespace. The RunConfiguration says so.
 	fixture.Update(t, f, f.Provider, func(p *pipelinesv1beta1.Provider) { p.Spec.AllowedNamespaces = []string{outsider} })
-	f.Eventually(t, rc, fixture.ReadyIs(metav1.ConditionUnknown, pipelinesv1beta1.ReasonProgressing)(rc))
+	f.Eventually(t, rc, func(c *assert.CollectT) {
+		fixture.ReadyIs(metav1.ConditionFalse, pipelinesv1beta1.ReasonOwnedResourceNotReady)(rc)(c)
+		fixture.ReadyMessageContains(rc, "PipelineNotFound", outsider+"/penguin does not exist")(c)
+	})
 }

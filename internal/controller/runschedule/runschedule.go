@@ -3,6 +3,10 @@
 // backend, once its cron expression is one a backend can run (otherwise
 // InvalidSpec and nothing reaches a backend); a change of its spec updates
 // that recurring run in place (the provider is given the id it created).
+// Create and update wait for the Pipeline it names to be synchronised with
+// the same provider and pass that pipeline's backend id and version; a
+// RunSchedule naming a Pipeline without a version follows it: each new
+// version of the Pipeline updates the recurring run.
 // Deleting a RunSchedule waits for a running create or update to end, then
 // deletes the recurring run from the backend; the finalizer holds it until
 // that succeeded, and the skip-backend-deletion annotation lets it go
@@ -31,4 +35,5 @@ var Kind = lifecycle.Kind[*pipelinesv1beta1.RunSchedule]{
 	ArtifactRef: func(rs *pipelinesv1beta1.RunSchedule) *pipelinesv1beta1.ArtifactRepositoryRef {
 		return rs.Spec.ArtifactRepositoryRef
 	},
+	Pipeline: func(rs *pipelinesv1beta1.RunSchedule) pipelinesv1beta1.PipelineReference { return rs.Spec.Pipeline },
 }

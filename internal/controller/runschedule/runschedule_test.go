@@ -29,6 +29,7 @@ var ctx = context.Background()
 // its own shared Task that Tekton would accept.
 func TestCreateUpdateDelete(t *testing.T) {
 	f := fixture.Setup(t, cp)
+	f.SyncedPipeline(t, "penguin")
 	f.CreateUpdateDelete(t, "runschedule", &pipelinesv1beta1.RunSchedule{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "k-runschedule"},
 		Spec: pipelinesv1beta1.RunScheduleSpec{RunSpec: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "penguin"},
 			Schedule: pipelinesv1beta1.Schedule{CronExpression: "@daily"}}}, func(o lifecycle.Subject) { o.(*pipelinesv1beta1.RunSchedule).Spec.Schedule.CronExpression = "@hourly" })
@@ -38,6 +39,7 @@ func TestCreateUpdateDelete(t *testing.T) {
 // refused by the parser: InvalidSpec naming the problem, no PipelineRun.
 func TestRunScheduleWithAnUnparsableCronIsRefused(t *testing.T) {
 	f := fixture.Setup(t, cp)
+	f.SyncedPipeline(t, "penguin")
 	for name, expr := range map[string]string{"out-of-range": "99 99 99 99 99", "zero-step": "*/0 * * * *", "too-often": "@every 10s"} {
 		rs := &pipelinesv1beta1.RunSchedule{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: name},
 			Spec: pipelinesv1beta1.RunScheduleSpec{RunSpec: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "penguin"},
@@ -51,6 +53,7 @@ func TestRunScheduleWithAnUnparsableCronIsRefused(t *testing.T) {
 
 func TestRunScheduleCreateUpdate(t *testing.T) {
 	f := fixture.Setup(t, cp)
+	f.SyncedPipeline(t, "penguin")
 	rs := &pipelinesv1beta1.RunSchedule{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "nightly"},
 		Spec: pipelinesv1beta1.RunScheduleSpec{RunSpec: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "penguin"},
 			Schedule: pipelinesv1beta1.Schedule{CronExpression: "0 2 * * *"}}}

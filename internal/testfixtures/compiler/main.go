@@ -8,6 +8,8 @@
 // framework parameter "fixture-fail" makes it exit 1 with that message. It
 // reads the pipeline config with the contract's type (internal/contract) and
 // refuses, exiting 1 with the reason, a contractVersion it does not know.
+// The definition also lists ("sees") which of the provider's secrets and
+// files exist in the compile step's view: the shared Tasks keep them out.
 package main
 
 import (
@@ -84,7 +86,15 @@ func compile(args []string) error {
 		}
 	}
 	sort.Strings(env)
-	def, _ := json.Marshal(map[string]any{"pipeline": cfg.Name, "image": cfg.Image, "env": env})
+	// What tenant code can see, for the end-to-end tests: no service account
+	// token, and none of the provider's files.
+	sees := []string{}
+	for _, p := range []string{"/var/run/secrets/kubernetes.io/serviceaccount/token", "/kfp/resource.json", "/kfp/provider/config.json", "/kfp-compile"} {
+		if _, err := os.Lstat(p); err == nil {
+			sees = append(sees, p)
+		}
+	}
+	def, _ := json.Marshal(map[string]any{"pipeline": cfg.Name, "image": cfg.Image, "env": env, "sees": sees})
 	fmt.Printf("fixture compiler: compiled %s\n", def)
 	return os.WriteFile(*outputPath, def, 0o644)
 }

@@ -75,6 +75,8 @@ func main() {
 			fail("pipeline definition: " + err.Error())
 		}
 		fmt.Printf("fixture provider: pipeline definition %s\n", def)
+		_, err = os.Stat("/var/run/secrets/kubernetes.io/serviceaccount/token")
+		fmt.Printf("fixture provider: environment {\"serviceAccountToken\": %t}\n", err == nil)
 	}
 	b := lookup(cfg, res.Kind+"/"+res.Metadata.Name)
 	if b.Sleep != "" {

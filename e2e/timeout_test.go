@@ -1,0 +1,55 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// operatorValues upgrades the operator's release with set (helm --set
+// values) until the test ends, then restores the values it had.
+func operatorValues(t *testing.T, set, restore string) {
+	t.Helper()
+	upgrade := func(value string) {
+		run(t, filepath.Join(root, "bin", "helm"), "upgrade", "kfp-tekton-operator", filepath.Join(root, "config", "helm", "kfp-tekton-operator"),
+			"--namespace", "kfp-tekton-operator", "--reuse-values", "--set", value, "--wait", "--timeout", "180s")
+		run(t, "kubectl", "rollout", "status", "-n", "kfp-tekton-operator", "deploy/kfp-tekton-operator", "--timeout=180s")
+	}
+	upgrade(set)
+	t.Cleanup(func() { upgrade(restore) })
+}
+
+// TestOperationTimeoutIsAFailedAttempt: a provider that never answers is
+// stopped by Tekton at the operation timeout, which the resource reports
+// as a failed attempt, and the next attempt runs once the provider is fixed.
+func TestOperationTimeoutIsAFailedAttempt(t *testing.T) {
+	operatorValues(t, "operationTimeout=30s", "operationTimeout=15m")
+	ns := namespace(t, "e2e-timeout")
+	installProvider(t, ns, "kfp")
+	provider(t, ns, "hanging", images["FIXTURE_PROVIDER_IMAGE"], `{"Experiment/slow": {"sleep": "10m"}}`)
+	create(t, ns, `
+kind: Experiment
+metadata: {name: slow}
+spec: {provider: hanging, description: never answered}
+`)
+	started := time.Now()
+	waitFor(t, 3*time.Minute, "the timed-out attempt reported", func() (bool, string) {
+		status, reason, message := condition(get(t, "Experiment", ns, "slow"), "Ready")
+		timedOut := strings.Contains(message, "timed out") || strings.Contains(message, "failed to finish within")
+		return status == "False" && reason == "PipelineRunFailed" && timedOut, fmt.Sprintf("Ready=%s %s: %.300s", status, reason, message)
+	})
+	t.Logf("attempt 1 timed out and was reported %s after create (timeout 30s)", time.Since(started).Round(time.Second))
+	runs := runsOf(t, ns, "Experiment", "slow")
+	if len(runs) == 0 || runs[0].Spec.Timeouts == nil || runs[0].Spec.Timeouts.Pipeline == nil || runs[0].Spec.Timeouts.Pipeline.Duration != 30*time.Second {
+		t.Fatalf("the operation's PipelineRun should carry the configured timeout: %+v", runs)
+	}
+
+	patch(t, "Provider", ns, "hanging", `{"spec":{"parameters":{"fixture":{}}}}`)
+	waitFor(t, syncTimeout, "the next attempt synchronised", func() (bool, string) {
+		return synchronised(get(t, "Experiment", ns, "slow"))
+	})
+}
