@@ -48,7 +48,8 @@ spec: {provider: hanging, description: never answered}
 		t.Fatalf("the operation's PipelineRun should carry the configured timeout: %+v", runs)
 	}
 
-	patch(t, "Provider", ns, "hanging", `{"spec":{"parameters":{"fixture":{}}}}`)
+	// A merge patch deletes the key with null ({} would merge into it).
+	patch(t, "Provider", ns, "hanging", `{"spec":{"parameters":{"fixture":{"Experiment/slow":null}}}}`)
 	waitFor(t, syncTimeout, "the next attempt synchronised", func() (bool, string) {
 		return synchronised(get(t, "Experiment", ns, "slow"))
 	})
