@@ -11,7 +11,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kubeflow/pipelines/api/v2alpha1/go/pipelinespec"
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	"google.golang.org/protobuf/encoding/protojson"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -219,18 +221,14 @@ func (c *compiler) pipelineLevel() error {
 }
 
 func (c *compiler) refusePlatformSpec() error {
-	var platform struct {
-		Platforms map[string]struct {
-			DeploymentSpec struct {
-				Executors map[string]map[string]json.RawMessage `json:"executors"`
-			} `json:"deploymentSpec"`
-		} `json:"platforms"`
-	}
-	_ = json.Unmarshal(c.spec.PlatformSpec, &platform)
-	for _, name := range sortedKeys(platform.Platforms) {
-		executors := platform.Platforms[name].DeploymentSpec.Executors
+	// Fields this pipelinespec version does not know are skipped: the
+	// document is refused anyway, and the executors' features still name it.
+	var platform pipelinespec.PlatformSpec
+	_ = protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(c.spec.PlatformSpec, &platform)
+	for _, name := range sortedKeys(platform.GetPlatforms()) {
+		executors := platform.GetPlatforms()[name].GetDeploymentSpec().GetExecutors()
 		for _, label := range sortedKeys(executors) {
-			for _, feature := range sortedKeys(executors[label]) {
+			for _, feature := range sortedKeys(executors[label].GetFields()) {
 				return unsupported(c.taskUsingExecutor(label), "platform spec "+name+"."+feature, "executor %s", label)
 			}
 		}

@@ -5,6 +5,27 @@
 // a platform-spec document, or wrapped in a PipelineJob); Compile builds the
 // Pipeline, runs Tekton's own validation on it and bounds its size.
 //
+// # Reading the IR
+//
+// Parse decodes the IR with KFP's own protobuf types, package pipelinespec
+// of github.com/kubeflow/pipelines/api (the version pinned in go.mod): the
+// YAML becomes JSON, protojson.Unmarshal fills a pipelinespec.PipelineSpec
+// (refusing unknown fields) and the deploymentSpec, a google.protobuf.Struct
+// in the proto, is decoded as a pipelinespec.PipelineDeploymentConfig; a
+// PipelineJob wrapper is decoded as a pipelinespec.PipelineJob. Parse then
+// converts the messages into the compiler's model (PipelineSpec and the
+// types of ir.go), keeping the parts Compile refuses as protobuf JSON so the
+// refusal can name them. Fields of the protobuf types the model has no place
+// for are refused by name when set (deprecated parameter "type",
+// artifactType.schemaUri, output artifact properties, customProperties and
+// metadata, runtimeValue.constantValue and runtimeParameter). Fields newer
+// SDKs write that the pinned types lack are unknown to protojson; Parse
+// refuses cachingOptions.cacheKey, platformConfig, taskConfigPassthroughs,
+// componentConfig and runtimeArtifact as the features they are, and any
+// other unknown field naming the task, component or executor that holds it.
+// The platform-spec document (a pipelinespec.PlatformSpec) is kept as JSON;
+// Compile refuses it, naming its first executor feature.
+//
 // # Supported subset
 //
 //   - The root DAG's tasks, each a container executor (image, command, args,
@@ -119,7 +140,7 @@
 // configuration, a platform spec document (kfp-kubernetes secrets, volumes,
 // …), a PipelineJob runtimeConfig, non-file:// pipeline roots, condition
 // syntax beyond the form above, and unknown placeholders. Parse refuses any
-// field it does not know, naming the task when the field is in one.
+// field it does not know (see Reading the IR).
 //
 // The KFP SDK compiles dsl.If/dsl.Condition into a condition-group DAG, so
 // SDK conditions are refused as nested DAGs; triggerPolicy.condition is
