@@ -59,6 +59,21 @@ bench: envtest-assets ## Run the benchmarks and print their figures.
 	go run ./bench/providers -providers 500 -namespaces 100
 	go run ./bench/pipelines -pipelines 1000
 
+.PHONY: fuzz
+fuzz: ## Run every fuzz target briefly (findings land in testdata/fuzz; go test ./... runs the seeds).
+	go test ./cmd/prgen/release -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 10s
+	go test ./cmd/prgen/release -run '^$$' -fuzz '^FuzzSelect$$' -fuzztime 10s
+	go test ./internal/cronspec -run '^$$' -fuzz '^FuzzValidate$$' -fuzztime 10s
+	go test ./cmd/kfp-task -run '^$$' -fuzz '^FuzzWrite$$' -fuzztime 10s
+	go test ./cmd/kfp-task -run '^$$' -fuzz '^FuzzReport$$' -fuzztime 10s
+	go test ./cmd/kfp-task -run '^$$' -fuzz '^FuzzTruncateEscaped$$' -fuzztime 10s
+	go test ./internal/contract -run '^$$' -fuzz '^FuzzParamRoundTrip$$' -fuzztime 10s
+	go test ./internal/contract -run '^$$' -fuzz '^FuzzDecodeParam$$' -fuzztime 10s
+	go test ./internal/kfpir -run '^$$' -fuzz '^FuzzParseCompile$$' -fuzztime 10s
+	go test ./internal/naming -run '^$$' -fuzz '^FuzzName$$' -fuzztime 10s
+	go test ./internal/naming -run '^$$' -fuzz '^FuzzCompact$$' -fuzztime 10s
+	go test ./internal/naming -run '^$$' -fuzz '^FuzzLabelValue$$' -fuzztime 10s
+
 .PHONY: bench-cluster
 bench-cluster: ## Figures of the local real cluster (pod, TaskRun, operation latency; memory); run after make demo.
 	./hack/cluster.sh exec go run ./bench/cluster -n 10

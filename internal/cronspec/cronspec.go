@@ -32,6 +32,13 @@ func Validate(expr string) error {
 			return fmt.Errorf("cron expression %q: @every needs a duration of at least %s", expr, MinInterval)
 		}
 	}
+	// The parser (robfig/cron v3.0.1) panics on a time zone prefix with
+	// nothing after it ("TZ=", "CRON_TZ=Europe/Berlin").
+	for _, tz := range []string{"TZ=", "CRON_TZ="} {
+		if strings.HasPrefix(expr, tz) && !strings.Contains(expr, " ") {
+			return fmt.Errorf("cron expression %q: a time zone with no schedule after it", expr)
+		}
+	}
 	if _, err := parser.Parse(expr); err != nil {
 		return fmt.Errorf("cron expression %q: %v (want 5 fields, 6 with seconds first, or a descriptor such as @daily or @every 1h)", expr, err)
 	}

@@ -3,6 +3,7 @@ package naming
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"strings"
 )
 
@@ -45,14 +46,22 @@ func LabelValue(parts ...string) string {
 // value) of at most limit
 // characters. Parts that are already clean and fit are kept verbatim;
 // otherwise a hash of the original parts is appended, so distinct inputs
-// never silently share a result.
+// never silently share a result. A limit of at most hashLength leaves no
+// room for text: the result is the hash alone, cut to limit (so distinct
+// inputs may then share one). limit must be at least 1.
 func Compact(limit int, parts ...string) string {
+	if limit < 1 {
+		panic(fmt.Sprintf("naming.Compact: limit %d: a name has at least one character", limit))
+	}
 	joined := strings.Join(parts, "-")
 	clean := sanitize(joined)
 	if clean == joined && clean != "" && len(clean) <= limit {
 		return clean
 	}
 	short := hash(parts)[:hashLength]
+	if limit <= hashLength {
+		return ("r" + short[1:])[:limit]
+	}
 	clean = truncate(clean, limit-hashLength-1)
 	if clean == "" {
 		return "r" + short[1:]
