@@ -97,7 +97,13 @@ func (r *Reconciler[T]) startRun(ctx context.Context, obj T, o Observation, a Ac
 		return &internalError{err}
 	}
 	if err := r.Client.Create(ctx, pr); err != nil {
-		if !apierrors.IsAlreadyExists(err) || !r.madeFor(ctx, obj, pr) {
+		if !apierrors.IsAlreadyExists(err) {
+			return &createRefusal{namespace: pr.Namespace, name: pr.Name, err: err}
+		}
+		switch ours, getErr := r.madeFor(ctx, obj, pr); {
+		case getErr != nil:
+			return getErr // transient: look again with the queue's backoff
+		case !ours:
 			return &createRefusal{namespace: pr.Namespace, name: pr.Name, err: err}
 		}
 		// Created before, not in the cache yet: wait for it as for a new one.
@@ -118,13 +124,14 @@ func pipelineRef(o Observation, op string) *contract.PipelineRef {
 }
 
 // madeFor says whether the existing run named as pr was made for obj (a
-// create whose answer was lost); anything else squats on the name.
-func (r *Reconciler[T]) madeFor(ctx context.Context, obj Subject, pr *tektonv1.PipelineRun) bool {
+// create whose answer was lost); anything else squats on the name. An error
+// reading it (including its deletion meanwhile) is for a later look.
+func (r *Reconciler[T]) madeFor(ctx context.Context, obj Subject, pr *tektonv1.PipelineRun) (bool, error) {
 	existing := &tektonv1.PipelineRun{}
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(pr), existing); err != nil {
-		return false
+		return false, fmt.Errorf("reading PipelineRun %s/%s whose name is taken: %w", pr.Namespace, pr.Name, err)
 	}
-	return existing.Labels[LabelOwnerUID] == string(obj.GetUID())
+	return existing.Labels[LabelOwnerUID] == string(obj.GetUID()), nil
 }
 
 // cancel asks Tekton to stop a running PipelineRun (once; gone is fine).

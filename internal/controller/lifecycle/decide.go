@@ -151,6 +151,11 @@ func decideSync(o Observation) Decision {
 
 // decideDeletion deletes the resource from the backend, then lets it go.
 func decideDeletion(o Observation) Decision {
+	if o.AwaitingCache {
+		// A create this controller just started may not be in view yet:
+		// releasing now could orphan what it makes in the backend.
+		return Decision{Outcome: outcome.WaitFor(time.Second)}
+	}
 	runs := runSet(o.Runs)
 	if latest := runs.latest(OpCreate, OpUpdate); latest != nil && !latest.Done {
 		if o.SkipBackendDeletion {
@@ -280,6 +285,10 @@ func notStarted(o Observation, d Decision, err error) Decision {
 		d.Report, d.Observed, d.Outcome = report(status.Failed(prob.reason, prob.message)), false, outcome.WaitFor(o.RetryAfter)
 	case errors.As(err, &spec):
 		d = stalled(pipelinesv1beta1.ReasonInvalidSpec, spec.Error())
+	case errors.As(err, &refusal) && apierrors.IsAlreadyExists(refusal.err):
+		// A run not made for this resource holds the name; it is not in the
+		// operator's cache, so no event says when it goes: look again.
+		d.Report, d.Observed, d.Outcome = report(status.Failed(pipelinesv1beta1.ReasonPipelineRunNotCreated, refusal.Error())), false, outcome.WaitFor(o.RetryAfter)
 	case errors.As(err, &refusal) && refusal.permanent():
 		// The same PipelineRun would be refused again: only a new spec helps.
 		d = stalled(pipelinesv1beta1.ReasonPipelineRunNotCreated, refusal.Error())
@@ -327,11 +336,10 @@ func (e *createRefusal) Error() string {
 }
 func (e *createRefusal) Unwrap() error { return e.err }
 
-// permanent: the same request would be refused again (too large, invalid,
-// or a name taken by a run not made for this resource).
+// permanent: the same request would be refused again (too large, invalid).
 func (e *createRefusal) permanent() bool {
 	return apierrors.IsInvalid(e.err) || apierrors.IsRequestEntityTooLargeError(e.err) ||
-		strings.Contains(e.err.Error(), "request is too large") || apierrors.IsAlreadyExists(e.err)
+		strings.Contains(e.err.Error(), "request is too large")
 }
 
 // operationState is the Synchronized state while op runs.

@@ -312,6 +312,10 @@ func TestDecideDeletion(t *testing.T) {
 		want: want{action: StartRun, op: OpDelete, version: "v2", ordinal: 2, ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing,
 			state: pipelinesv1beta1.StateDeleting, record: "p-1"},
 	}, {
+		name: "a create just started and not yet in view holds the deletion",
+		o:    deleting(func(o *Observation) { o.AwaitingCache = true }),
+		want: want{outcome: outcome.Waiting, after: time.Second},
+	}, {
 		name: "a resource never created goes at once",
 		o:    deleting(nil),
 		want: want{action: Release},
@@ -430,9 +434,9 @@ func TestNotStarted(t *testing.T) {
 		err:  &createRefusal{"team-a", "pipeline-x", apierrors.NewInvalid(schema.GroupKind{Group: "tekton.dev", Kind: "PipelineRun"}, "pipeline-x", nil)},
 		want: want{ready: False, reason: pipelinesv1beta1.ReasonPipelineRunNotCreated, observed: true, outcome: outcome.Stalled},
 	}, {
-		name: "a name taken by another object stalls",
+		name: "a name taken by a run not made for this resource is reported and looked at again (nothing watches it)",
 		err:  &createRefusal{"team-a", "pipeline-x", apierrors.NewAlreadyExists(pr, "pipeline-x")},
-		want: want{ready: False, reason: pipelinesv1beta1.ReasonPipelineRunNotCreated, observed: true, outcome: outcome.Stalled},
+		want: want{ready: False, reason: pipelinesv1beta1.ReasonPipelineRunNotCreated, outcome: outcome.Waiting, after: 30 * time.Second},
 	}, {
 		name: "a terminating namespace is reported and retried",
 		err: &createRefusal{"team-a", "pipeline-x", apierrors.NewForbidden(pr, "pipeline-x",

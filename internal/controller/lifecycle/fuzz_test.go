@@ -7,15 +7,19 @@ import (
 	"strings"
 	"testing"
 
+	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"knative.dev/pkg/apis"
+	duckv1 "knative.dev/pkg/apis/duck/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/scheme"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
 
 // The API's patterns for the references (api/v1beta1 markers): what the
@@ -62,7 +66,8 @@ func FuzzProviderKey(f *testing.F) {
 
 // FuzzObservePipeline: a Pipeline reference reads as name[:version] split
 // at the first ":"; a floating one takes the Pipeline's current version, a
-// pinned one keeps its own; never a panic, whatever the text.
+// pinned one keeps its own; the id and version come from the Pipeline's own
+// run, never its status; never a panic, whatever the text.
 func FuzzObservePipeline(f *testing.F) {
 	for _, s := range []string{
 		"penguin", "penguin:v1", "penguin:", ":v1", ":", "", "penguin:v1:extra", "missing", "missing:v2",
@@ -78,9 +83,24 @@ func FuzzObservePipeline(f *testing.F) {
 				ObservedGeneration: 3, Reason: "Synchronized", LastTransitionTime: metav1.Now()}},
 		},
 	}
-	p.Status.Provider.ID = "pipeline-id"
+	p.UID = "pipeline-uid"
+	// The status names one id; the Pipeline's own succeeded run records
+	// another: only the recorded one may be used.
+	p.Status.Provider = pipelinesv1beta1.ProviderAndID{Name: "team/kfp", ID: "forged-id"}
+	recorded := &tektonv1.PipelineRun{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "pipeline-penguin-create", Labels: map[string]string{
+			LabelOwnerUID: "pipeline-uid", LabelOperation: OpCreate, LabelVersion: "v6"},
+			Annotations: map[string]string{AnnotationProvider: "team/kfp"}},
+		Status: tektonv1.PipelineRunStatus{
+			Status: duckv1.Status{Conditions: duckv1.Conditions{{Type: apis.ConditionSucceeded, Status: corev1.ConditionTrue}}},
+			PipelineRunStatusFields: tektonv1.PipelineRunStatusFields{Results: []tektonv1.PipelineRunResult{
+				{Name: taskdef.ResultProviderID, Value: *tektonv1.NewStructuredValues("recorded-id")}}},
+		},
+	}
 	r := &Reconciler[*pipelinesv1beta1.Run]{
-		Client: fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(p).Build(),
+		Client: fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(p, recorded).
+			WithIndex(&tektonv1.PipelineRun{}, IndexOwnerUID, func(o client.Object) []string { return []string{o.GetLabels()[LabelOwnerUID]} }).
+			Build(),
 		Kind: Kind[*pipelinesv1beta1.Run]{
 			Pipeline: func(run *pipelinesv1beta1.Run) pipelinesv1beta1.PipelineReference { return run.Spec.Pipeline },
 		},
@@ -104,10 +124,10 @@ func FuzzObservePipeline(f *testing.F) {
 			t.Fatalf("%q: found %v", ref, v.Found)
 		case pinned && v.Version != version:
 			t.Fatalf("%q: version %q, want the pinned %q", ref, v.Version, version)
-		case !pinned && v.Found && v.Version != p.Status.Version:
-			t.Fatalf("%q: version %q, want the Pipeline's %q", ref, v.Version, p.Status.Version)
-		case v.Found && (!v.Ready || v.ID != p.Status.Provider.ID):
-			t.Fatalf("%q: %+v, want the ready Pipeline", ref, v)
+		case !pinned && v.Found && v.Version != "v6":
+			t.Fatalf("%q: version %q, want the one the Pipeline's run recorded", ref, v.Version)
+		case v.Found && (!v.Ready || v.ID != "recorded-id" || v.Provider != "team/kfp"):
+			t.Fatalf("%q: %+v, want the ready Pipeline with its recorded id (never the status's)", ref, v)
 		}
 	})
 }

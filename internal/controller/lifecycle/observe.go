@@ -152,14 +152,33 @@ func (r *Reconciler[T]) observePipeline(ctx context.Context, obj T) (*PipelineVi
 	case err != nil:
 		return nil, err
 	}
-	v.Found, v.ID, v.Provider = true, p.Status.Provider.ID, p.Status.Provider.Name
+	v.Found = true
+	// The backend id and version come from the Pipeline's own succeeded
+	// run in its provider's namespace, never from its status, which anyone
+	// with status access could point at another team's pipeline.
+	if p.Status.Provider.Name != "" {
+		key := ProviderKey(pipelinesv1beta1.ProviderReference(p.Status.Provider.Name), p.Namespace)
+		runs, err := r.runsOf(ctx, p, r.workflowNamespace(key.Namespace))
+		if err != nil {
+			return nil, err
+		}
+		var records runSet
+		for _, pr := range runs {
+			if rec := recordOf(pr); rec.Provider == key.String() {
+				records = append(records, rec)
+			}
+		}
+		if rec := records.record(); rec != nil {
+			v.ID, v.Provider = rec.Provider.ID, rec.Provider.Name
+			if v.Floating {
+				v.Version = rec.VersionLabel
+			}
+		}
+	}
 	ready := meta.FindStatusCondition(p.Status.Conditions, pipelinesv1beta1.ConditionReady)
 	v.Ready = ready != nil && ready.Status == metav1.ConditionTrue && ready.ObservedGeneration == p.Generation
 	if ready != nil && !v.Ready {
 		v.Why = ready.Reason + ": " + ready.Message
-	}
-	if v.Floating {
-		v.Version = p.Status.Version
 	}
 	return v, nil
 }

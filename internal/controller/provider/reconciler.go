@@ -72,7 +72,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	namespace := r.WorkflowNamespaceOf(p)
-	users, err := r.usersOf(ctx, client.ObjectKeyFromObject(p))
+	users, err := r.usersOf(ctx, client.ObjectKeyFromObject(p), p.Spec.AllowedNamespaces)
 	if err != nil {
 		return ctrl.Result{}, err
 	}

@@ -68,9 +68,12 @@ type usage struct {
 	names []string
 }
 
-// usersOf counts, per kind, the resources in any namespace that reference
-// the Provider key, from the manager's cache. Kinds with none are left out.
-func (r *Reconciler) usersOf(ctx context.Context, key types.NamespacedName) ([]usage, error) {
+// usersOf counts, per kind, the resources that reference the Provider key
+// from a namespace it admits (its own, or one in allowedNamespaces), from
+// the manager's cache. Kinds with none are left out. A resource in a
+// namespace the Provider does not admit never reached its backend, and
+// must not let another team hold the Provider's deletion.
+func (r *Reconciler) usersOf(ctx context.Context, key types.NamespacedName, allowed []string) ([]usage, error) {
 	var out []usage
 	for _, k := range userKinds {
 		list := k.list()
@@ -84,7 +87,7 @@ func (r *Reconciler) usersOf(ctx context.Context, key types.NamespacedName) ([]u
 		var names []string
 		if err := meta.EachListItem(list, func(o runtime.Object) error {
 			obj := o.(client.Object)
-			if ref, ok := providerOf(obj); ok && ref == key {
+			if ref, ok := providerOf(obj); ok && ref == key && admitted(obj.GetNamespace(), key.Namespace, allowed) {
 				names = append(names, client.ObjectKeyFromObject(obj).String())
 			}
 			return nil
@@ -98,6 +101,12 @@ func (r *Reconciler) usersOf(ctx context.Context, key types.NamespacedName) ([]u
 		out = append(out, usage{kind: k, count: len(names), names: names[:min(len(names), maxUserNames)]})
 	}
 	return out, nil
+}
+
+// admitted: a Provider in providerNamespace with allowedNamespaces allowed
+// serves resources of namespace.
+func admitted(namespace, providerNamespace string, allowed []string) bool {
+	return namespace == providerNamespace || slices.Contains(allowed, namespace) || slices.Contains(allowed, "*")
 }
 
 // usersStatus is status.users for the usages.
