@@ -467,3 +467,18 @@ func TestPinnedSpecMatchesFrameworksByName(t *testing.T) {
 	assert.Equal(t, []pipelinesv1beta1.Framework{{Name: "tfx", Image: "tfx@sha256:t"}, {Name: "kfp", Image: "kfp@sha256:k"}}, got.Frameworks)
 	assert.Equal(t, "tfx:v1", p.Spec.Frameworks[0].Image, "the Provider itself is not changed")
 }
+
+func TestOnlyUsersChanged(t *testing.T) {
+	old := readyProvider()
+	old.ResourceVersion = "1"
+	users := old.DeepCopy()
+	users.ResourceVersion = "2"
+	users.Status.Users = []pipelinesv1beta1.ProviderUsers{{Kind: "Pipeline", Count: 3}}
+	assert.True(t, onlyUsersChanged(old, users), "a users count alone wakes nobody")
+	notReady := users.DeepCopy()
+	notReady.Status.Conditions[0].Status = metav1.ConditionFalse
+	assert.False(t, onlyUsersChanged(old, notReady), "readiness wakes the users")
+	spec := users.DeepCopy()
+	spec.Spec.AllowedNamespaces = []string{"team-b"}
+	assert.False(t, onlyUsersChanged(old, spec), "a spec change wakes the users")
+}

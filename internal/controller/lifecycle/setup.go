@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -45,7 +47,10 @@ func (r *Reconciler[T]) SetupWithManager(ctx context.Context, mgr ctrl.Manager, 
 		For(r.Kind.New(), builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicates.BeingDeleted))).
 		Watches(&tektonv1.PipelineRun{}, handler.EnqueueRequestsFromMapFunc(r.ownerOf)).
-		Watches(&pipelinesv1beta1.Provider{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(list, IndexProvider)))
+		Watches(&pipelinesv1beta1.Provider{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(list, IndexProvider)),
+			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+				return !onlyUsersChanged(e.ObjectOld.(*pipelinesv1beta1.Provider), e.ObjectNew.(*pipelinesv1beta1.Provider))
+			}}))
 	if r.Kind.Pipeline != nil {
 		if err := mgr.GetFieldIndexer().IndexField(ctx, r.Kind.New(), IndexPipeline, func(obj client.Object) []string {
 			name, _, _ := strings.Cut(string(r.Kind.Pipeline(obj.(T))), ":")
@@ -91,4 +96,15 @@ func forEach(list client.ObjectList, fn func(client.Object)) error {
 		fn(o.(client.Object))
 		return nil
 	})
+}
+
+// onlyUsersChanged: the Provider update changed nothing but status.users
+// (which moves with every resource created or deleted), so its users have
+// nothing new to see; waking them all would cost O(N²) reconciles for N.
+func onlyUsersChanged(old, updated *pipelinesv1beta1.Provider) bool {
+	a, b := old.DeepCopy(), updated.DeepCopy()
+	a.Status.Users, b.Status.Users = nil, nil
+	a.ResourceVersion, b.ResourceVersion = "", ""
+	a.ManagedFields, b.ManagedFields = nil, nil
+	return equality.Semantic.DeepEqual(a, b)
 }
