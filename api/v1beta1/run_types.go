@@ -23,6 +23,11 @@ type RunStatus struct {
 	// CompletionState is set once the run has finished in the backend.
 	// +optional
 	CompletionState CompletionState `json:"completionState,omitempty"`
+
+	// CompletionMessage says how the run ended: for a failed run, which
+	// task failed and why.
+	// +optional
+	CompletionMessage string `json:"completionMessage,omitempty"`
 }
 
 // Run is one execution of a pipeline. Its spec cannot change after creation.
@@ -33,6 +38,7 @@ type RunStatus struct {
 // +kubebuilder:printcolumn:name="Provider",type=string,JSONPath=`.spec.provider`
 // +kubebuilder:printcolumn:name="Pipeline",type=string,JSONPath=`.spec.pipeline`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Completion",type=string,JSONPath=`.status.completionState`
 // +kubebuilder:printcolumn:name="Synchronized",type=string,JSONPath=`.status.conditions[?(@.type=="Synchronized")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Run struct {

@@ -75,6 +75,19 @@ type Metadata struct {
 	UID string `json:"uid"`
 	// Generation of the resource's spec.
 	Generation int64 `json:"generation"`
+	// Owner is the resource's controlling owner, e.g. the RunConfiguration
+	// that made a Run or RunSchedule; absent when it has none.
+	Owner *Owner `json:"owner,omitempty"`
+}
+
+// Owner names a resource's controlling owner.
+type Owner struct {
+	// Kind of the owner, e.g. "RunConfiguration".
+	Kind string `json:"kind"`
+	// Name of the owner, in the resource's namespace.
+	Name string `json:"name"`
+	// UID of the owner.
+	UID string `json:"uid"`
 }
 
 // ResourceStatus is what the backend already holds for the resource: its

@@ -104,3 +104,7 @@ func (rule nameRule) sanitise(orig string) string {
 	}
 	return base + suffix
 }
+
+// ParamName is the Tekton param that Compile declares for the root input
+// parameter named kfp; a PipelineRun passes the parameter's value under it.
+func ParamName(kfp string) string { return paramNames.sanitise(kfp) }

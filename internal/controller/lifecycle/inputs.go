@@ -88,7 +88,7 @@ func buildRun(ctx context.Context, req runRequest) (*tektonv1.PipelineRun, error
 		APIVersion:      pipelinesv1beta1.GroupVersion.String(),
 		Kind:            gvk.Kind,
 		Metadata: contract.Metadata{Name: req.obj.GetName(), Namespace: req.obj.GetNamespace(),
-			UID: string(req.obj.GetUID()), Generation: req.obj.GetGeneration()},
+			UID: string(req.obj.GetUID()), Generation: req.obj.GetGeneration(), Owner: ownerOf(req.obj)},
 		Spec:     spec,
 		Status:   contract.ResourceStatus{Provider: req.obj.CommonStatus().Provider},
 		Version:  req.version,
@@ -234,4 +234,14 @@ func operationTimeout(d time.Duration) *metav1.Duration {
 		return nil
 	}
 	return &metav1.Duration{Duration: d}
+}
+
+// ownerOf names obj's controlling owner for the provider, which labels what
+// it creates with it (a RunConfiguration's runs are found by its name).
+func ownerOf(obj Subject) *contract.Owner {
+	ref := metav1.GetControllerOf(obj)
+	if ref == nil {
+		return nil
+	}
+	return &contract.Owner{Kind: ref.Kind, Name: ref.Name, UID: string(ref.UID)}
 }

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -22,6 +23,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/completion"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/experiment"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/pipeline"
@@ -30,6 +32,7 @@ import (
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/runconfiguration"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/runschedule"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/scheme"
+	tpmeta "github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
 
@@ -147,6 +150,10 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 			rc := &runconfiguration.Reconciler{Client: mgr.GetClient(), Recorder: engine.Recorder, RetryAfter: engine.RetryAfter}
 			return rc.SetupWithManager(ctx, mgr, opts)
 		},
+		func() error {
+			done := &completion.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: engine.Recorder}
+			return done.SetupWithManager(mgr, opts)
+		},
 	} {
 		if err := setup(); err != nil {
 			return nil, err
@@ -180,6 +187,12 @@ func metricsOptions(cfg Config) metricsserver.Options {
 // secrets are read directly, never cached cluster-wide.
 func managerOptions(cfg Config) ctrl.Options {
 	managed := labels.SelectorFromSet(labels.Set{taskdef.LabelManagedBy: taskdef.ManagedBy})
+	// The operator's PipelineRuns, and the Tekton provider's ML runs, whose
+	// end completes their Runs.
+	runs, err := labels.NewRequirement(taskdef.LabelManagedBy, selection.In, []string{taskdef.ManagedBy, tpmeta.ManagedBy})
+	if err != nil {
+		panic(err) // constant input
+	}
 	var syncPeriod *time.Duration
 	if cfg.SyncPeriod.Duration > 0 {
 		syncPeriod = &cfg.SyncPeriod.Duration
@@ -196,7 +209,7 @@ func managerOptions(cfg Config) ctrl.Options {
 			DefaultTransform: cache.TransformStripManagedFields(),
 			ByObject: map[client.Object]cache.ByObject{
 				&tektonv1.Task{}:        {Label: managed},
-				&tektonv1.PipelineRun{}: {Label: managed, Transform: slimRun},
+				&tektonv1.PipelineRun{}: {Label: labels.NewSelector().Add(*runs), Transform: slimRun},
 			},
 		},
 		Client: client.Options{Cache: &client.CacheOptions{

@@ -1,0 +1,142 @@
+package completion
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"knative.dev/pkg/apis"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	tpmeta "github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
+)
+
+// waitForID is how long to look again when a run ended before the
+// provider's answer (its id) reached the Run's status.
+const waitForID = 5 * time.Second
+
+// Reconciler completes Runs from their PipelineRuns.
+type Reconciler struct {
+	Client    client.Client // the manager's cached client
+	APIReader client.Reader // TaskRuns are not cached
+	Recorder  events.EventRecorder
+}
+
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var pr tektonv1.PipelineRun
+	if err := r.Client.Get(ctx, req.NamespacedName, &pr); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !pr.IsDone() || pr.Labels[tpmeta.LabelRunUID] == "" {
+		return ctrl.Result{}, nil
+	}
+	run, err := r.runOf(ctx, &pr)
+	if run == nil || err != nil || run.Status.CompletionState != "" {
+		return ctrl.Result{}, err
+	}
+	if run.Status.Provider.ID == "" {
+		return ctrl.Result{RequeueAfter: waitForID}, nil
+	}
+	ns, err := r.workflowNamespace(ctx, run)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !Trusted(&pr, run, ns) {
+		return ctrl.Result{}, nil
+	}
+	failed, err := r.failedTasks(ctx, &pr)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	verdict, done := Decide(&pr, failed)
+	if !done {
+		return ctrl.Result{}, nil
+	}
+	patch := client.MergeFrom(run.DeepCopy())
+	run.Status.CompletionState, run.Status.CompletionMessage = verdict.State, verdict.Message
+	if err := r.Client.Status().Patch(ctx, run, patch); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	eventType := corev1.EventTypeNormal
+	if verdict.State == pipelinesv1beta1.CompletionStateFailed {
+		eventType = corev1.EventTypeWarning
+	}
+	r.Recorder.Eventf(run, &pr, eventType, "Run"+string(verdict.State), "Complete",
+		"PipelineRun %s/%s: %s", pr.Namespace, pr.Name, verdict.Message)
+	return ctrl.Result{}, nil
+}
+
+// runOf finds the Run a PipelineRun was made for, by the annotation the
+// provider wrote and the UID label; nil when there is none (any more).
+func (r *Reconciler) runOf(ctx context.Context, pr *tektonv1.PipelineRun) (*pipelinesv1beta1.Run, error) {
+	ref, ok := strings.CutPrefix(pr.Annotations[tpmeta.AnnotationResource], "Run ")
+	ns, name, found := strings.Cut(ref, "/")
+	if !ok || !found {
+		return nil, nil
+	}
+	var run pipelinesv1beta1.Run
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &run); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	if string(run.UID) != pr.Labels[tpmeta.LabelRunUID] {
+		return nil, nil
+	}
+	return &run, nil
+}
+
+// workflowNamespace is where the Run's provider runs its workflows; empty
+// when the provider is gone or not resolved yet.
+func (r *Reconciler) workflowNamespace(ctx context.Context, run *pipelinesv1beta1.Run) (string, error) {
+	ns, name, ok := strings.Cut(run.Status.Provider.Name, "/")
+	if !ok {
+		return "", nil
+	}
+	var p pipelinesv1beta1.Provider
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &p); err != nil {
+		return "", client.IgnoreNotFound(err)
+	}
+	return p.Status.WorkflowNamespace, nil
+}
+
+func (r *Reconciler) failedTasks(ctx context.Context, pr *tektonv1.PipelineRun) ([]FailedTask, error) {
+	var failed []FailedTask
+	for _, child := range pr.Status.ChildReferences {
+		if child.Kind != "TaskRun" {
+			continue
+		}
+		var tr tektonv1.TaskRun
+		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: pr.Namespace, Name: child.Name}, &tr)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading TaskRun %s: %w", child.Name, err)
+		}
+		if c := tr.Status.GetCondition(apis.ConditionSucceeded); c != nil && c.Status == corev1.ConditionFalse {
+			failed = append(failed, FailedTask{Name: child.PipelineTaskName, Message: c.Message})
+		}
+	}
+	return failed, nil
+}
+
+// SetupWithManager watches the Tekton provider's PipelineRuns.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	ours := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return o.GetLabels()[tpmeta.LabelManagedBy] == tpmeta.ManagedBy
+	})
+	return ctrl.NewControllerManagedBy(mgr).Named("completion").
+		For(&tektonv1.PipelineRun{}, builder.WithPredicates(ours)).
+		WithOptions(opts).
+		Complete(r)
+}

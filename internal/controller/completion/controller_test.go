@@ -1,0 +1,80 @@
+package completion_test
+
+// The completion controller with the whole operator against a real API
+// server: a Tekton provider's PipelineRun ending completes its Run, and
+// one that is not trusted does not.
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"knative.dev/pkg/apis"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/fixture"
+)
+
+var cp *testenv.ControlPlane
+
+func TestMain(m *testing.M) { os.Exit(testenv.RunTests(m, &cp)) }
+
+var ctx = context.Background()
+
+// syncedRun is a Run whose create the provider answered with id.
+func syncedRun(t *testing.T, f *fixture.Fixture, name, id string) *pipelinesv1beta1.Run {
+	f.SyncedPipeline(t, "demo")
+	r := &pipelinesv1beta1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: name},
+		Spec: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "demo"}}
+	require.NoError(t, cp.Client.Create(ctx, r))
+	f.Finish(t, f.EventuallyRun(t, r, 1, lifecycle.OpCreate), true, id, "", "")
+	f.Eventually(t, r, fixture.ReadyIs(metav1.ConditionTrue, "Synchronized")(r))
+	return r
+}
+
+// mlRun is a PipelineRun as the Tekton provider makes it for run, ended.
+func mlRun(t *testing.T, ns, name string, run *pipelinesv1beta1.Run, status corev1.ConditionStatus) *tektonv1.PipelineRun {
+	pr := &tektonv1.PipelineRun{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
+			Labels:      map[string]string{meta.LabelManagedBy: meta.ManagedBy, meta.LabelRunUID: string(run.UID)},
+			Annotations: map[string]string{meta.AnnotationResource: "Run " + run.Namespace + "/" + run.Name}},
+		Spec: tektonv1.PipelineRunSpec{PipelineRef: &tektonv1.PipelineRef{Name: "demo"}},
+	}
+	require.NoError(t, cp.Client.Create(ctx, pr))
+	pr.Status.SetCondition(&apis.Condition{Type: apis.ConditionSucceeded, Status: status, Reason: "Done", Message: "Tasks Completed: 3"})
+	require.NoError(t, cp.Client.Status().Update(ctx, pr))
+	return pr
+}
+
+func TestRunCompletesWhenItsPipelineRunEnds(t *testing.T) {
+	f := fixture.Setup(t, cp)
+	r := syncedRun(t, f, "train", "ml-run-1")
+	mlRun(t, f.NS, "ml-run-1", r, corev1.ConditionTrue)
+	f.Eventually(t, r, func(c *assert.CollectT) {
+		assert.Equal(c, pipelinesv1beta1.CompletionStateSucceeded, r.Status.CompletionState)
+		assert.Equal(c, "Tasks Completed: 3", r.Status.CompletionMessage)
+	})
+}
+
+func TestUntrustedPipelineRunsCompleteNothing(t *testing.T) {
+	f := fixture.Setup(t, cp)
+	r := syncedRun(t, f, "train", "ml-run-1")
+	elsewhere := f.NewNamespace(t)
+	mlRun(t, elsewhere, "ml-run-1", r, corev1.ConditionFalse) // another namespace: a tenant's forgery
+	mlRun(t, f.NS, "ml-run-2", r, corev1.ConditionFalse)      // not the run the provider reported
+	real := mlRun(t, f.NS, "ml-run-1", r, corev1.ConditionTrue)
+	f.Eventually(t, r, func(c *assert.CollectT) {
+		assert.Equal(c, pipelinesv1beta1.CompletionStateSucceeded, r.Status.CompletionState, "only %s counts", real.Name)
+	})
+	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(r), r))
+	assert.Equal(t, pipelinesv1beta1.CompletionStateSucceeded, r.Status.CompletionState)
+}

@@ -1,0 +1,324 @@
+package tektonprovider
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/tektoncd/pipeline/pkg/apis/pipeline/pod"
+	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+
+	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/kfpir"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/naming"
+)
+
+// restrictedStep is the security context of every ML pipeline step: what
+// Pod Security "restricted" demands, so pipelines run in namespaces that
+// enforce it. The pipeline's images must run as a non-root user.
+func restrictedStep() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		RunAsNonRoot:             ptr.To(true),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+func restrictedPod() *corev1.PodSecurityContext {
+	return &corev1.PodSecurityContext{
+		RunAsNonRoot:   ptr.To(true),
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+// PipelineFor compiles the IR of one pipeline version into the Tekton
+// Pipeline the backend stores. launcher is an image holding the helper
+// kfpir.LauncherPath (the provider's own image).
+func PipelineFor(definition []byte, res contract.Resource, cfg contract.ProviderConfig, namespace, launcher string) (*tektonv1.Pipeline, error) {
+	spec, err := kfpir.Parse(definition)
+	if err != nil {
+		return nil, err
+	}
+	root, err := pipelineRoot(cfg)
+	if err != nil {
+		return nil, err
+	}
+	id := PipelineID(res)
+	p, err := kfpir.Compile(spec, kfpir.Options{
+		Name:      PipelineVersionName(id, res.Version),
+		Namespace: namespace,
+		Labels: map[string]string{
+			meta.LabelManagedBy:       meta.ManagedBy,
+			meta.LabelPipelineID:      naming.LabelValue(id),
+			meta.LabelPipeline:        naming.LabelValue(res.Metadata.Name),
+			meta.LabelPipelineVersion: naming.LabelValue(res.Version),
+			meta.LabelNamespace:       naming.LabelValue(res.Metadata.Namespace),
+		},
+		Annotations: map[string]string{
+			meta.AnnotationResource:        resourceRef(res),
+			meta.AnnotationPipelineVersion: res.Version,
+		},
+		PipelineRoot:  root,
+		LauncherImage: launcher,
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i := range p.Spec.Tasks {
+		ts := p.Spec.Tasks[i].TaskSpec
+		if ts == nil {
+			continue
+		}
+		if ts.StepTemplate == nil {
+			ts.StepTemplate = &tektonv1.StepTemplate{}
+		}
+		ts.StepTemplate.SecurityContext = restrictedStep()
+	}
+	return p, nil
+}
+
+// pipelineRoot is the resolved artifact repository when it is a file://
+// root (a volume); object stores are not supported by this backend.
+func pipelineRoot(cfg contract.ProviderConfig) (string, error) {
+	repo := cfg.ArtifactRepository
+	if repo == nil || repo.Location == "" {
+		return "", nil
+	}
+	if !strings.HasPrefix(repo.Location, "file:///") {
+		return "", fmt.Errorf("artifact repository %q (from the %s): the Tekton provider stores artifacts on a volume and supports only file:// roots, e.g. file:///kfp/artifacts",
+			repo.Location, repo.Source)
+	}
+	return repo.Location, nil
+}
+
+// rewrittenRE matches what the kubelet ($$, $(NAME)) or Tekton ($(…))
+// would rewrite in a value that reaches a step's arguments.
+var rewrittenRE = regexp.MustCompile(`\$[$(]`)
+
+// RunParams are a run's parameters as the Pipeline's params. Every value
+// must reach the pipeline's steps unchanged, so a value the kubelet or
+// Tekton would rewrite is refused rather than altered; a parameter the
+// pipeline does not declare, or one resolved from another resource
+// (valueFrom), is refused too.
+func RunParams(spec pipelinesv1beta1.RunSpec, p *tektonv1.Pipeline) (tektonv1.Params, error) {
+	declared := map[string]bool{}
+	for _, ps := range p.Spec.Params {
+		declared[ps.Name] = true
+	}
+	var out tektonv1.Params
+	for _, rp := range spec.Parameters {
+		if rp.ValueFrom != nil {
+			return nil, fmt.Errorf("parameter %q: valueFrom is not supported by the Tekton provider yet; give a value", rp.Name)
+		}
+		name := kfpir.ParamName(rp.Name)
+		if !declared[name] {
+			return nil, fmt.Errorf("parameter %q: the pipeline has no such input parameter (it has: %s)", rp.Name, declaredNames(p))
+		}
+		if m := rewrittenRE.FindString(rp.Value); m != "" {
+			return nil, fmt.Errorf("parameter %q: the value contains %q, which the kubelet or Tekton would rewrite before the pipeline's steps see it", rp.Name, m)
+		}
+		out = append(out, tektonv1.Param{Name: name, Value: *tektonv1.NewStructuredValues(rp.Value)})
+	}
+	return out, nil
+}
+
+func declaredNames(p *tektonv1.Pipeline) string {
+	var names []string
+	for _, ps := range p.Spec.Params {
+		names = append(names, ps.Name)
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// RunInputs is what a PipelineRun of a pipeline version is made from.
+type RunInputs struct {
+	Name      string
+	Namespace string
+	Pipeline  *tektonv1.Pipeline
+	Spec      pipelinesv1beta1.RunSpec
+	Labels    map[string]string
+	Settings  Settings
+	// Resource is "Kind namespace/name" of the Run or RunSchedule.
+	Resource string
+}
+
+// PipelineRunFor builds the PipelineRun of one run.
+func PipelineRunFor(in RunInputs) (*tektonv1.PipelineRun, error) {
+	params, err := RunParams(in.Spec, in.Pipeline)
+	if err != nil {
+		return nil, err
+	}
+	labels := map[string]string{
+		meta.LabelManagedBy:       meta.ManagedBy,
+		meta.LabelPipelineID:      in.Pipeline.Labels[meta.LabelPipelineID],
+		meta.LabelPipeline:        in.Pipeline.Labels[meta.LabelPipeline],
+		meta.LabelPipelineVersion: in.Pipeline.Labels[meta.LabelPipelineVersion],
+	}
+	if in.Spec.ExperimentName != "" {
+		labels[meta.LabelExperiment] = naming.LabelValue(in.Spec.ExperimentName)
+	}
+	for k, v := range in.Labels {
+		labels[k] = v
+	}
+	pr := &tektonv1.PipelineRun{
+		TypeMeta: metav1.TypeMeta{APIVersion: tektonv1.SchemeGroupVersion.String(), Kind: "PipelineRun"},
+		ObjectMeta: metav1.ObjectMeta{Name: in.Name, Namespace: in.Namespace, Labels: labels, Annotations: map[string]string{
+			meta.AnnotationResource:        in.Resource,
+			meta.AnnotationPipelineVersion: in.Pipeline.Annotations[meta.AnnotationPipelineVersion],
+		}},
+		Spec: tektonv1.PipelineRunSpec{
+			PipelineRef: &tektonv1.PipelineRef{Name: in.Pipeline.Name},
+			Params:      params,
+			TaskRunTemplate: tektonv1.PipelineTaskRunTemplate{
+				ServiceAccountName: in.Settings.PipelineServiceAccount,
+				PodTemplate:        &pod.Template{SecurityContext: restrictedPod()},
+			},
+		},
+	}
+	if declaresArtifacts(in.Pipeline) {
+		pr.Spec.Workspaces = []tektonv1.WorkspaceBinding{artifactsBinding(in.Settings)}
+	}
+	return pr, nil
+}
+
+func declaresArtifacts(p *tektonv1.Pipeline) bool {
+	for _, w := range p.Spec.Workspaces {
+		if w.Name == kfpir.ArtifactsWorkspace {
+			return true
+		}
+	}
+	return false
+}
+
+// artifactsBinding is the volume holding the pipeline root: the named
+// claim (shared by every run, so artifacts outlive the run) or a claim of
+// the run's own.
+func artifactsBinding(s Settings) tektonv1.WorkspaceBinding {
+	if s.ArtifactsClaim != "" {
+		return tektonv1.WorkspaceBinding{Name: kfpir.ArtifactsWorkspace,
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: s.ArtifactsClaim}}
+	}
+	claim := &corev1.PersistentVolumeClaim{Spec: corev1.PersistentVolumeClaimSpec{
+		AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: s.ArtifactsStorage}},
+	}}
+	if s.ArtifactsStorageClass != "" {
+		claim.Spec.StorageClassName = ptr.To(s.ArtifactsStorageClass)
+	}
+	return tektonv1.WorkspaceBinding{Name: kfpir.ArtifactsWorkspace, VolumeClaimTemplate: claim}
+}
+
+// resourceLabels identify the resource a run was made for, and its owner.
+func resourceLabels(res contract.Resource) map[string]string {
+	m := res.Metadata
+	labels := map[string]string{meta.LabelNamespace: naming.LabelValue(m.Namespace)}
+	switch res.Kind {
+	case "Run":
+		labels[meta.LabelRun], labels[meta.LabelRunUID] = naming.LabelValue(m.Name), m.UID
+	case "RunSchedule":
+		labels[meta.LabelRunSchedule], labels[meta.LabelRunScheduleUID] = naming.LabelValue(m.Name), m.UID
+	}
+	if m.Owner != nil && m.Owner.Kind == "RunConfiguration" {
+		labels[meta.LabelRunConfiguration] = naming.LabelValue(m.Owner.Name)
+	}
+	return labels
+}
+
+func resourceRef(res contract.Resource) string {
+	return res.Kind + " " + res.Metadata.Namespace + "/" + res.Metadata.Name
+}
+
+// CronJobInputs is what a RunSchedule's CronJob is made from.
+type CronJobInputs struct {
+	Name      string
+	Namespace string
+	Schedule  pipelinesv1beta1.Schedule
+	// Template is the PipelineRun each scheduled time creates, named by
+	// the trigger after the Job.
+	Template *tektonv1.PipelineRun
+	// Image runs the trigger command; ServiceAccount may create
+	// PipelineRuns (the Provider's own account).
+	Image          string
+	ServiceAccount string
+	Labels         map[string]string
+}
+
+// StartingDeadline is how late a scheduled run may still start; a run
+// missed by more (the control plane was down) is skipped, never back-filled.
+const StartingDeadline = 5 * 60
+
+// CronJobFor builds the CronJob of a RunSchedule.
+func CronJobFor(in CronJobInputs) (*batchv1.CronJob, error) {
+	schedule, tz, err := CronSchedule(in.Schedule.CronExpression)
+	if err != nil {
+		return nil, err
+	}
+	template, err := json.Marshal(in.Template)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"trigger", "--pipelinerun", contract.EncodeParam(template)}
+	if t := in.Schedule.StartTime; t != nil {
+		args = append(args, "--start", t.UTC().Format(timeLayout))
+	}
+	if t := in.Schedule.EndTime; t != nil {
+		args = append(args, "--end", t.UTC().Format(timeLayout))
+	}
+	labels := map[string]string{meta.LabelManagedBy: meta.ManagedBy}
+	for k, v := range in.Labels {
+		labels[k] = v
+	}
+	podSpec := corev1.PodSpec{
+		ServiceAccountName: in.ServiceAccount,
+		RestartPolicy:      corev1.RestartPolicyOnFailure,
+		SecurityContext:    restrictedPod(),
+		Containers: []corev1.Container{{
+			Name: "trigger", Image: in.Image, Args: args,
+			Env: []corev1.EnvVar{{Name: EnvJobName, ValueFrom: &corev1.EnvVarSource{
+				FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['" + batchv1.JobNameLabel + "']"}}}},
+			SecurityContext: restrictedStep(),
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceCPU: mustQuantity("10m"), corev1.ResourceMemory: mustQuantity("32Mi")}},
+		}},
+	}
+	return &batchv1.CronJob{
+		TypeMeta:   metav1.TypeMeta{APIVersion: batchv1.SchemeGroupVersion.String(), Kind: "CronJob"},
+		ObjectMeta: metav1.ObjectMeta{Name: in.Name, Namespace: in.Namespace, Labels: labels, Annotations: in.Template.Annotations},
+		Spec: batchv1.CronJobSpec{
+			Schedule:                   schedule,
+			TimeZone:                   tz,
+			StartingDeadlineSeconds:    ptr.To[int64](StartingDeadline),
+			ConcurrencyPolicy:          batchv1.AllowConcurrent,
+			SuccessfulJobsHistoryLimit: ptr.To[int32](1),
+			FailedJobsHistoryLimit:     ptr.To[int32](3),
+			JobTemplate: batchv1.JobTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: batchv1.JobSpec{
+					BackoffLimit: ptr.To[int32](4),
+					Template:     corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: podSpec},
+				},
+			},
+		},
+	}, nil
+}
+
+// EnvJobName carries the trigger's Job name, which the CronJob controller
+// derives from the scheduled time.
+const EnvJobName = "KFP_JOB_NAME"
+
+const timeLayout = "2006-01-02T15:04:05Z"

@@ -1,0 +1,32 @@
+// Package meta holds the labels and annotations the Tekton provider puts on
+// what it creates: the provider writes them, the operator's completion
+// controller reads them (without linking the compiler into the operator).
+package meta
+
+// Labels on what the Tekton provider creates, so `kubectl get` and
+// `tkn pr list -l …` find a resource's objects. Values longer than a label
+// allows are shortened with a hash (naming.LabelValue); annotations keep
+// them whole.
+const (
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	// ManagedBy marks the ML pipelines' Pipelines, PipelineRuns and
+	// CronJobs; the operator watches PipelineRuns so marked for completion.
+	ManagedBy = "kfp-tekton-provider"
+
+	LabelNamespace        = "pipelines.kubeflow.org/namespace" // the resource's namespace
+	LabelPipelineID       = "pipelines.kubeflow.org/pipeline-id"
+	LabelPipeline         = "pipelines.kubeflow.org/pipeline"
+	LabelPipelineVersion  = "pipelines.kubeflow.org/pipeline-version"
+	LabelRun              = "pipelines.kubeflow.org/run"
+	LabelRunUID           = "pipelines.kubeflow.org/run.uid"
+	LabelRunSchedule      = "pipelines.kubeflow.org/runschedule"
+	LabelRunScheduleUID   = "pipelines.kubeflow.org/runschedule.uid"
+	LabelRunConfiguration = "pipelines.kubeflow.org/runconfiguration"
+	LabelExperiment       = "pipelines.kubeflow.org/experiment"
+
+	// AnnotationResource is "Kind namespace/name" of the resource an object
+	// was made for, whole.
+	AnnotationResource = "pipelines.kubeflow.org/resource"
+	// AnnotationPipelineVersion is the pipeline version, whole.
+	AnnotationPipelineVersion = "pipelines.kubeflow.org/pipeline-version"
+)
