@@ -7,9 +7,10 @@
 # validated by Tekton's webhook. Safe to run again with the cluster up.
 # Everything keeps running afterwards; `make cluster-down` stops it.
 #
-# The provider and compiler are the project's contract-test fixtures
-# (internal/testfixtures): they implement the provider contract against no
-# real backend. The demo says so where it matters.
+# The backend is the project's own Tekton provider: the demo ML pipeline
+# (cmd/kfp-demo) is compiled by the static compiler, uploaded as a Tekton
+# Pipeline and run on the node, once by a Run and every minute by a
+# RunConfiguration's schedule.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -31,29 +32,50 @@ fi
 . "$bin/images.env"
 kubectl get pods -n kfp-tekton-operator -o wide
 
-step "install a provider into team-a (provider chart; Pod Security 'restricted' enforced there)"
-echo "NOTE: the provider and compiler images are the project's contract-test fixtures (internal/testfixtures):"
-echo "      they answer every operation without a real backend. The Tekton provider is the next step."
+step "install the Tekton provider into team-a (provider chart; Pod Security 'restricted' enforced there)"
 kubectl create namespace team-a --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 kubectl label namespace team-a pod-security.kubernetes.io/enforce=restricted --overwrite >/dev/null
-# The samples' pipeline image, as a local image the fixture compiler can run in.
-"$bin/localcluster" image --base "$REGISTRY/base/static:latest" --file /pause="$bin/pause" \
-  --push "$REGISTRY/samples/penguin-pipeline:0.3.1" >/dev/null
+echo "artifact volume: $(./hack/local-volume.sh team-a kfp-artifacts)"
 helm upgrade --install kfp config/helm/kfp-tekton-provider --namespace team-a \
-  --set provider.image="$FIXTURE_PROVIDER_IMAGE" \
-  --set 'provider.frameworks[0].name=tfx' --set "provider.frameworks[0].image=$FIXTURE_COMPILER_IMAGE" >/dev/null
+  -f config/provider/values.yaml \
+  --set provider.image="$TEKTON_PROVIDER_IMAGE" \
+  --set 'provider.frameworks[0].name=static' --set "provider.frameworks[0].image=$STATIC_COMPILER_IMAGE" >/dev/null
 kubectl wait --for=condition=Ready provider/kfp -n team-a --timeout=120s
 kubectl get mlprv -n team-a -o wide
 kubectl get tasks -n team-a
 
 step "apply the samples (all but the Provider, which the chart installed) into team-a"
+# A second `make demo` starts the Run afresh (a Run's spec is immutable).
+kubectl delete run demo-run -n team-a --ignore-not-found --wait=true >/dev/null
+applied=$SECONDS
 for f in config/samples/*.yaml; do
   [ "$(basename "$f")" = provider.yaml ] && continue
-  sed "s#ghcr.io/kfp-tekton-operator/penguin-pipeline#$REGISTRY/samples/penguin-pipeline#" "$f" | kubectl apply -n team-a -f -
+  sed "s#ghcr.io/kfp-tekton-operator/demo-pipeline:1.0#$DEMO_PIPELINE_IMAGE#" "$f" | kubectl apply -n team-a -f -
 done
-echo "waiting for every resource to be synchronised by Tekton on the node..."
-kubectl wait -n team-a --for=condition=Ready --timeout=240s \
-  pipeline/penguin-pipeline experiment/penguin-experiment runschedule/penguin-nightly runconfiguration/penguin-training
+echo "waiting for every resource to be synchronised: the pipeline compiled and uploaded as a Tekton Pipeline..."
+kubectl wait -n team-a --for=condition=Ready --timeout=300s \
+  pipeline/demo-ml experiment/demo-experiment runschedule/demo-nightly runconfiguration/demo-training run/demo-run
+kubectl get pipelines.tekton.dev -n team-a -L pipelines.kubeflow.org/pipeline,pipelines.kubeflow.org/pipeline-version
+
+step "the Run executes the ML pipeline on the node (generate -> train -> evaluate)"
+kubectl wait -n team-a --for=jsonpath='{.status.completionState}'=Succeeded run/demo-run --timeout=300s
+echo "Run demo-run completed $((SECONDS - applied)) s after kubectl apply"
+kubectl get mlr -n team-a demo-run
+pr=$(kubectl get run demo-run -n team-a -o jsonpath='{.status.provider.id}')
+step "tkn pipelinerun logs $pr -n team-a (the training and evaluation steps)"
+tkn pipelinerun logs "$pr" -n team-a | grep -E '\[(train|evaluate) : main\]'
+echo "artifacts in the repository (the volume behind file:///kfp/artifacts):"
+(cd "bin/cluster/volumes/team-a-kfp-artifacts/$pr" && find . -type f | sort)
+
+step "the RunConfiguration's one-minute schedule: a CronJob whose Job starts a PipelineRun"
+kubectl get cronjobs -n team-a -L pipelines.kubeflow.org/runschedule
+for _ in $(seq 1 150); do
+  n=$(kubectl get pipelineruns -n team-a -l pipelines.kubeflow.org/runconfiguration=demo-training -o name | wc -l)
+  [ "$n" -gt 0 ] && break
+  sleep 1
+done
+[ "$n" -gt 0 ] || { echo "no scheduled run within 150 s" >&2; exit 1; }
+tkn pipelinerun list -n team-a --label pipelines.kubeflow.org/runconfiguration=demo-training --limit 3
 
 step "team-b uses team-a's provider: refused until team-a allows it"
 kubectl create namespace team-b --dry-run=client -o yaml | kubectl apply -f - >/dev/null
@@ -80,13 +102,8 @@ for ns in team-a team-b; do
   kubectl get kfp -n "$ns" -o custom-columns='KIND:.kind,NAMESPACE:.metadata.namespace,NAME:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].status,SYNCHRONIZED:.status.conditions[?(@.type=="Synchronized")].reason,PROVIDER ID:.status.provider.id'
 done
 
-step "the PipelineRuns that did it (tkn pipelinerun list -n team-a), and their pods on the node"
-tkn pipelinerun list -n team-a --limit 12
-kubectl get pods -n team-a -o wide | head -8
-run=$(kubectl get pipelineruns -n team-a -l pipelines.kubeflow.org/owner.kind=pipeline,pipelines.kubeflow.org/operation=create \
-  -o jsonpath='{.items[0].metadata.name}')
-step "tkn pipelinerun logs $run -n team-a (the compile step and the provider step)"
-tkn pipelinerun logs "$run" -n team-a | grep -E 'fixture (compiler|provider)' | cut -c1-240
+step "the operations' PipelineRuns (tkn pipelinerun list -n team-a --label app.kubernetes.io/managed-by=kfp-tekton-operator)"
+tkn pipelinerun list -n team-a --label app.kubernetes.io/managed-by=kfp-tekton-operator --limit 8
 
 step "an invalid Pipeline is refused with the field named"
 if kubectl apply -n team-a -f - <<'YAML'; then echo "unexpectedly accepted" >&2; exit 1; fi

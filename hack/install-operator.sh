@@ -18,6 +18,7 @@ export CGO_ENABLED=0 GOPROXY=off GOFLAGS=-mod=readonly
 go build -trimpath -ldflags "-s -w" -o "$out/" ./cmd/operator ./cmd/kfp-task
 go build -trimpath -ldflags "-s -w" -o "$out/fixture-provider" ./internal/testfixtures/provider
 go build -trimpath -ldflags "-s -w" -o "$out/fixture-compiler" ./internal/testfixtures/compiler
+go build -trimpath -ldflags "-s -w" -o "$out/" ./cmd/tekton-provider ./cmd/static-compiler ./cmd/kfp-demo
 
 image() { "$bin/localcluster" image --base "$base" "$@"; }
 operator=$(image --file /operator="$out/operator" --file /kfp-task="$out/kfp-task" --push "$registry/kfp-tekton-operator:dev")
@@ -25,12 +26,27 @@ provider=$(image --file /provider="$out/fixture-provider" --push "$registry/fixt
 compiler=$(image --file /compiler="$out/fixture-compiler" --push "$registry/fixtures/compiler:dev")
 # A pipeline image for the fixture compiler to compile in: it needs nothing of its own.
 pipeline=$(image --file /pause="$bin/pause" --push "$registry/fixtures/pipeline:1")
+# The product's backend and compiler: the Tekton provider, whose image is also
+# the launcher of compiled pipelines (/kfp/bin/kfp-task), and the static compiler.
+tekton_provider=$(image --file /provider="$out/tekton-provider" --file /kfp/bin/kfp-task="$out/kfp-task" --push "$registry/tekton-provider:dev")
+static_compiler=$(image --file /compiler="$out/static-compiler" --push "$registry/compilers/static:dev")
+# The demo ML pipeline: its steps' image, then the pipeline image holding the
+# compiled IR that names that image by digest (what the static compiler reads).
+kfp_demo=$(image --file /ko-app/kfp-demo="$out/kfp-demo" --push "$registry/samples/kfp-demo:dev")
+sed "s#image: kfp-demo:latest#image: $kfp_demo#" cmd/kfp-demo/pipeline.yaml >"$out/demo-pipeline.yaml"
+grep -q "$kfp_demo" "$out/demo-pipeline.yaml" || { echo "cmd/kfp-demo/pipeline.yaml names no kfp-demo:latest image" >&2; exit 1; }
+demo_pipeline=$(image --file /pipeline.yaml="$out/demo-pipeline.yaml" --push "$registry/samples/demo-pipeline:1.0")
 cat >"$bin/images.env" <<ENV
 REGISTRY=$registry
 OPERATOR_IMAGE=$operator
 FIXTURE_PROVIDER_IMAGE=$provider
 FIXTURE_COMPILER_IMAGE=$compiler
 FIXTURE_PIPELINE_IMAGE=$registry/fixtures/pipeline:1
+TEKTON_PROVIDER_IMAGE=$tekton_provider
+STATIC_COMPILER_IMAGE=$static_compiler
+KFP_DEMO_IMAGE=$kfp_demo
+DEMO_PIPELINE_IMAGE=$registry/samples/demo-pipeline:1.0
+DEMO_PIPELINE_DIGEST_REF=$demo_pipeline
 ENV
 echo "images pushed in $((SECONDS - started)) s: $operator"
 

@@ -31,7 +31,11 @@ echo "Tekton images built with ko in $((SECONDS - started)) s"
 kubectl apply --server-side --force-conflicts -f "$work/tekton.yaml" >/dev/null
 # Without this flag no shared Task runs in a namespace that enforces Pod
 # Security `restricted`: Tekton's own init containers then carry no securityContext.
-kubectl patch configmap feature-flags -n tekton-pipelines --type merge -p '{"data":{"set-security-context":"true"}}' >/dev/null
+# coschedule=disabled: one node, so no affinity-assistant pods are needed to
+# keep a run's tasks beside the volume they share (the Tekton provider's
+# artifact workspace).
+kubectl patch configmap feature-flags -n tekton-pipelines --type merge \
+  -p '{"data":{"set-security-context":"true","coschedule":"disabled"}}' >/dev/null
 kubectl rollout status -n tekton-pipelines deploy/tekton-pipelines-controller deploy/tekton-pipelines-webhook --timeout=180s
 # The webhook is serving once it has written its CA into its configurations.
 for _ in $(seq 1 120); do

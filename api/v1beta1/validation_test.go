@@ -89,7 +89,8 @@ func TestInvalidObjectsAreRefusedNamingTheField(t *testing.T) {
 		{"provider with duplicate frameworks", "provider.yaml", set("spec.frameworks", []any{
 			map[string]any{"name": "tfx", "image": "a"}, map[string]any{"name": "tfx", "image": "b"},
 		}), []string{"spec.frameworks[1]", "Duplicate value"}},
-		{"provider with two artifact backends", "provider.yaml", set("spec.artifactRepository.gcs", map[string]any{"bucket": "bucket"}),
+		{"provider with two artifact backends", "provider.yaml", set("spec.artifactRepository", map[string]any{
+			"s3": map[string]any{"bucket": "bucket"}, "gcs": map[string]any{"bucket": "bucket"}}),
 			[]string{"spec.artifactRepository", "exactly one of s3 or gcs"}},
 		{"pipeline with malformed provider reference", "pipeline.yaml", set("spec.provider", "a/b/c"),
 			[]string{`spec.provider: Invalid value: "a/b/c": must be NAME or NAMESPACE/NAME (DNS-1123 names`}},

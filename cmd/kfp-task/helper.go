@@ -32,7 +32,7 @@ const (
 
 func run(args []string, getenv func(string) string) error {
 	if len(args) == 0 {
-		return errors.New("usage: kfp-task write|exec|stage|report|report-compiled [flags]")
+		return errors.New("usage: kfp-task write|exec|stage|report|report-compiled|mkdir [flags]")
 	}
 	switch args[0] {
 	case "write":
@@ -45,8 +45,10 @@ func run(args []string, getenv func(string) string) error {
 		return execWithEnv(args[1:], os.Environ(), syscall.Exec)
 	case "stage":
 		return stage(args[1:], os.Stdout)
+	case "mkdir":
+		return mkdirCmd(args[1:])
 	}
-	return fmt.Errorf("unknown command %q (want write, exec, stage, report or report-compiled)", args[0])
+	return fmt.Errorf("unknown command %q (want write, exec, stage, report, report-compiled or mkdir)", args[0])
 }
 
 type fileFlags []string

@@ -1,0 +1,225 @@
+//go:build e2e
+
+package e2e
+
+// The Tekton provider, the project's own backend, on the real node: the
+// demo ML pipeline compiled by the static compiler, uploaded as a Tekton
+// Pipeline, run by a Run to completion (its metric in the logs, its
+// artifacts on the volume), a failing task named in the Run, and a
+// RunSchedule's CronJob starting exactly one run per scheduled time.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// tektonProvider installs the Tekton provider "kfp" with the provider chart,
+// its artifacts on a local volume, and returns that volume's directory.
+func tektonProvider(t *testing.T, ns string) string {
+	t.Helper()
+	dir := strings.TrimSpace(run(t, filepath.Join(root, "hack", "local-volume.sh"), ns, "kfp-artifacts"))
+	t.Cleanup(func() {
+		if !t.Failed() {
+			pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "local-" + ns + "-kfp-artifacts"}}
+			_ = cl.Delete(context.Background(), pv)
+			_ = os.RemoveAll(dir)
+		}
+	})
+	run(t, filepath.Join(root, "bin", "helm"), "install", "kfp", filepath.Join(root, "config", "helm", "kfp-tekton-provider"),
+		"--namespace", ns, "-f", filepath.Join(root, "config", "provider", "values.yaml"),
+		"--set", "provider.image="+images["TEKTON_PROVIDER_IMAGE"],
+		"--set", "provider.frameworks[0].image="+images["STATIC_COMPILER_IMAGE"])
+	waitFor(t, 2*time.Minute, "Provider "+ns+"/kfp Ready", func() (bool, string) {
+		return readyIs(get(t, "Provider", ns, "kfp"), "True")
+	})
+	return dir
+}
+
+func completionState(obj *unstructured.Unstructured) (string, string) {
+	if obj == nil {
+		return "", ""
+	}
+	state, _, _ := unstructured.NestedString(obj.Object, "status", "completionState")
+	msg, _, _ := unstructured.NestedString(obj.Object, "status", "completionMessage")
+	return state, msg
+}
+
+func TestTektonProviderRunsTheDemoPipeline(t *testing.T) {
+	ns := namespace(t, "e2e-tekton")
+	volume := tektonProvider(t, ns)
+	create(t, ns, fmt.Sprintf(`
+kind: Pipeline
+metadata: {name: demo-ml}
+spec:
+  provider: kfp
+  image: %s
+  framework: {name: static, parameters: {pipelineFile: /pipeline.yaml}}
+`, images["DEMO_PIPELINE_IMAGE"]))
+	create(t, ns, `
+kind: Experiment
+metadata: {name: tuning}
+spec: {provider: kfp}
+`)
+	waitFor(t, 4*time.Minute, "Pipeline demo-ml synchronised", func() (bool, string) { return synchronised(get(t, "Pipeline", ns, "demo-ml")) })
+	var versions tektonv1.PipelineList
+	require.NoError(t, cl.List(context.Background(), &versions, client.InNamespace(ns), client.MatchingLabels{"pipelines.kubeflow.org/pipeline": "demo-ml"}))
+	require.Len(t, versions.Items, 1, "one Tekton Pipeline for the version")
+	assert.Len(t, versions.Items[0].Spec.Tasks, 3)
+
+	applied := time.Now()
+	create(t, ns, `
+kind: Run
+metadata: {name: train}
+spec:
+  provider: kfp
+  pipeline: demo-ml
+  experimentName: tuning
+  parameters:
+  - {name: rows, value: "400"}
+  - {name: learning_rate, value: "0.2"}
+`)
+	var pr tektonv1.PipelineRun
+	waitFor(t, 3*time.Minute, "the Run's PipelineRun started", func() (bool, string) {
+		id, _, _ := unstructured.NestedString(get(t, "Run", ns, "train").Object, "status", "provider", "id")
+		if id == "" || cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: id}, &pr) != nil {
+			return false, "no PipelineRun yet"
+		}
+		return pr.Status.StartTime != nil, "not started"
+	})
+	started := pr.Status.StartTime.Time
+	waitFor(t, 4*time.Minute, "Run train Succeeded", func() (bool, string) {
+		state, msg := completionState(get(t, "Run", ns, "train"))
+		return state == "Succeeded", state + ": " + msg
+	})
+	t.Logf("Run train: PipelineRun %s started %.1f s after the Run was created, completion recorded %.1f s after",
+		pr.Name, started.Sub(applied).Seconds(), time.Since(applied).Seconds())
+	require.NoError(t, cl.Get(context.Background(), client.ObjectKeyFromObject(&pr), &pr))
+	assert.Equal(t, "tuning", pr.Labels["pipelines.kubeflow.org/experiment"])
+	assert.Equal(t, "train", pr.Labels["pipelines.kubeflow.org/run"])
+	assert.Equal(t, "kfp-pipeline-runner", pr.Spec.TaskRunTemplate.ServiceAccountName)
+
+	logs := tkn(t, "pipelinerun", "logs", pr.Name, "-n", ns)
+	assert.Contains(t, logs, "[train : main] epoch 5/5")
+	assert.Regexp(t, `\[evaluate : main\] accuracy 0\.\d{4}`, logs)
+	for _, artifact := range []string{"generate/dataset", "train/model"} {
+		info, err := os.Stat(filepath.Join(volume, pr.Name, artifact))
+		if assert.NoError(t, err, "artifact %s in the repository", artifact) {
+			assert.Greater(t, info.Size(), int64(0))
+		}
+	}
+	for _, p := range podsOf(t, ns, pr.Name) {
+		assert.Nil(t, p.Spec.AutomountServiceAccountToken, "pod %s", p.Name)
+		for _, v := range p.Spec.Volumes {
+			assert.NotContains(t, v.Name, "kube-api-access", "pipeline pod %s holds no API token (its account does not mount one)", p.Name)
+		}
+	}
+
+	// A failing task: generate refuses fewer than 10 rows.
+	create(t, ns, `
+kind: Run
+metadata: {name: too-small}
+spec:
+  provider: kfp
+  pipeline: demo-ml
+  parameters: [{name: rows, value: "5"}]
+`)
+	waitFor(t, 4*time.Minute, "Run too-small Failed", func() (bool, string) {
+		state, msg := completionState(get(t, "Run", ns, "too-small"))
+		return state == "Failed", state + ": " + msg
+	})
+	_, msg := completionState(get(t, "Run", ns, "too-small"))
+	assert.Contains(t, msg, "task generate failed")
+
+	// A parameter the pipeline does not have is the provider's error, in the Run's condition.
+	create(t, ns, `
+kind: Run
+metadata: {name: typo}
+spec:
+  provider: kfp
+  pipeline: demo-ml
+  parameters: [{name: rowz, value: "50"}]
+`)
+	waitFor(t, 3*time.Minute, "Run typo refused by the provider", func() (bool, string) {
+		_, _, m := condition(get(t, "Run", ns, "typo"), "Ready")
+		return strings.Contains(m, `"rowz": the pipeline has no such input parameter`), m
+	})
+}
+
+// TestScheduledRunsAreOnePerScheduledTime: a RunSchedule's CronJob (run by
+// the real kube-controller-manager) starts a PipelineRun named after the
+// scheduled time; a retried trigger pod of the same Job starts no second.
+func TestScheduledRunsAreOnePerScheduledTime(t *testing.T) {
+	ns := namespace(t, "e2e-schedule")
+	tektonProvider(t, ns)
+	create(t, ns, fmt.Sprintf(`
+kind: Pipeline
+metadata: {name: demo-ml}
+spec:
+  provider: kfp
+  image: %s
+  framework: {name: static, parameters: {pipelineFile: /pipeline.yaml}}
+`, images["DEMO_PIPELINE_IMAGE"]))
+	create(t, ns, `
+kind: RunSchedule
+metadata: {name: every-minute}
+spec:
+  provider: kfp
+  pipeline: demo-ml
+  parameters: [{name: rows, value: "50"}]
+  schedule: {cronExpression: "* * * * *"}
+`)
+	waitFor(t, 4*time.Minute, "RunSchedule synchronised", func() (bool, string) { return synchronised(get(t, "RunSchedule", ns, "every-minute")) })
+	scheduled := func() []tektonv1.PipelineRun {
+		var l tektonv1.PipelineRunList
+		require.NoError(t, cl.List(context.Background(), &l, client.InNamespace(ns), client.MatchingLabels{"pipelines.kubeflow.org/runschedule": "every-minute"}))
+		return l.Items
+	}
+	waitFor(t, 3*time.Minute, "a scheduled PipelineRun", func() (bool, string) { return len(scheduled()) > 0, "none yet" })
+	first := scheduled()[0]
+	assert.NotEmpty(t, first.Annotations["pipelines.kubeflow.org/scheduled-time"])
+
+	// Retry the Job that made it: a new pod from the Job's own template.
+	var job batchv1.Job
+	require.NoError(t, cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: first.Name}, &job))
+	retry := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "retry-", Labels: job.Spec.Template.Labels},
+		Spec: *job.Spec.Template.Spec.DeepCopy()}
+	retry.Spec.RestartPolicy = corev1.RestartPolicyNever
+	require.NoError(t, cl.Create(context.Background(), retry))
+	waitFor(t, 2*time.Minute, "the retried trigger ended", func() (bool, string) {
+		_ = cl.Get(context.Background(), client.ObjectKeyFromObject(retry), retry)
+		return retry.Status.Phase == corev1.PodSucceeded, string(retry.Status.Phase)
+	})
+	logs, err := clientset.CoreV1().Pods(ns).GetLogs(retry.Name, &corev1.PodLogOptions{}).Stream(context.Background())
+	require.NoError(t, err)
+	out, _ := io.ReadAll(logs)
+	assert.Contains(t, string(out), "created false")
+	count := 0
+	for _, pr := range scheduled() {
+		if pr.Name == first.Name {
+			count++
+		}
+	}
+	assert.Equal(t, 1, count, "one run for the scheduled time")
+
+	remove(t, "RunSchedule", ns, "every-minute")
+	waitFor(t, 2*time.Minute, "the CronJob removed with the RunSchedule", func() (bool, string) {
+		var l batchv1.CronJobList
+		require.NoError(t, cl.List(context.Background(), &l, client.InNamespace(ns)))
+		return len(l.Items) == 0, fmt.Sprintf("%d CronJobs", len(l.Items))
+	})
+}
