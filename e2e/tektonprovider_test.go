@@ -196,12 +196,24 @@ spec:
 	// Retry the Job that made it: a new pod from the Job's own template.
 	var job batchv1.Job
 	require.NoError(t, cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: first.Name}, &job))
-	retry := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "retry-", Labels: job.Spec.Template.Labels},
+	// Without the controller-uid labels, so the Job does not adopt it (and
+	// delete it with itself when the CronJob's history limit prunes the Job);
+	// the job-name label it keeps is what the trigger reads.
+	labels := map[string]string{}
+	for k, v := range job.Spec.Template.Labels {
+		if !strings.HasSuffix(k, "controller-uid") {
+			labels[k] = v
+		}
+	}
+	require.Equal(t, first.Name, labels[batchv1.JobNameLabel])
+	retry := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "retry-", Labels: labels},
 		Spec: *job.Spec.Template.Spec.DeepCopy()}
 	retry.Spec.RestartPolicy = corev1.RestartPolicyNever
 	require.NoError(t, cl.Create(context.Background(), retry))
 	waitFor(t, 2*time.Minute, "the retried trigger ended", func() (bool, string) {
-		_ = cl.Get(context.Background(), client.ObjectKeyFromObject(retry), retry)
+		if err := cl.Get(context.Background(), client.ObjectKeyFromObject(retry), retry); err != nil {
+			return false, err.Error()
+		}
 		return retry.Status.Phase == corev1.PodSucceeded, string(retry.Status.Phase)
 	})
 	logs, err := clientset.CoreV1().Pods(ns).GetLogs(retry.Name, &corev1.PodLogOptions{}).Stream(context.Background())

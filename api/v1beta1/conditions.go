@@ -75,4 +75,7 @@ const (
 	// reference it (the message counts and names them); it stays until
 	// they are gone.
 	ReasonProviderInUse = "ProviderInUse"
+	// ReasonDependencyMissing: a valueFrom parameter names a
+	// RunConfiguration artifact that does not exist yet; the run waits.
+	ReasonDependencyMissing = "DependencyMissing"
 )

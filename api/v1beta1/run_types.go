@@ -28,6 +28,15 @@ type RunStatus struct {
 	// task failed and why.
 	// +optional
 	CompletionMessage string `json:"completionMessage,omitempty"`
+
+	// MarkedCompletedAt is when the operator recorded the completion.
+	// +optional
+	MarkedCompletedAt *metav1.Time `json:"markedCompletedAt,omitempty"`
+
+	// Dependencies are the RunConfigurations' runs whose artifacts this
+	// run's valueFrom parameters were resolved from.
+	// +optional
+	Dependencies Dependencies `json:"dependencies,omitempty"`
 }
 
 // Run is one execution of a pipeline. Its spec cannot change after creation.

@@ -58,6 +58,73 @@ type RunConfigurationStatus struct {
 	// TriggeredRunSpecVersion is the run spec version the latest run was started for.
 	// +optional
 	TriggeredRunSpecVersion string `json:"triggeredRunSpecVersion,omitempty"`
+
+	// LatestRuns are this RunConfiguration's most recent runs by outcome.
+	// +optional
+	LatestRuns LatestRuns `json:"latestRuns,omitempty"`
+
+	// Triggers records what the triggers have already fired for.
+	// +optional
+	Triggers TriggersStatus `json:"triggers,omitempty"`
+
+	// Dependencies are the upstream runs whose artifacts the run spec's
+	// valueFrom parameters resolve to.
+	// +optional
+	Dependencies Dependencies `json:"dependencies,omitempty"`
+}
+
+// LatestRuns are a RunConfiguration's most recent runs by outcome.
+type LatestRuns struct {
+	// Succeeded is the latest run that succeeded.
+	// +optional
+	Succeeded *RunReference `json:"succeeded,omitempty"`
+}
+
+// RunReference is one run in the backend and the artifacts it produced
+// that the run spec's artifacts[] name.
+type RunReference struct {
+	// ProviderID is the run's id in the backend.
+	ProviderID string `json:"providerId"`
+
+	// Artifacts selected by the run spec's artifacts[].path.
+	// +optional
+	// +listType=atomic
+	Artifacts []Artifact `json:"artifacts,omitempty"`
+
+	// CompletedAt is when the run ended in the backend.
+	// +optional
+	CompletedAt *metav1.Time `json:"completedAt,omitempty"`
+}
+
+// Artifact is a named output of a run and where it is stored.
+type Artifact struct {
+	// Name is the run spec's artifacts[].name.
+	Name string `json:"name"`
+	// Location is the artifact's URI.
+	Location string `json:"location"`
+}
+
+// TriggersStatus records what each trigger last fired for.
+type TriggersStatus struct {
+	// RunConfigurations maps each upstream RunConfiguration of
+	// triggers.runConfigurations to the succeeded run that last started a
+	// run of this one.
+	// +optional
+	RunConfigurations map[string]TriggeredBy `json:"runConfigurations,omitempty"`
+}
+
+// TriggeredBy is the upstream run a trigger fired for.
+type TriggeredBy struct {
+	// ProviderID is the upstream run's id in the backend.
+	ProviderID string `json:"providerId"`
+}
+
+// Dependencies are upstream RunConfigurations' runs a run depends on.
+type Dependencies struct {
+	// RunConfigurations maps each RunConfiguration named by a valueFrom
+	// parameter to its succeeded run that was used.
+	// +optional
+	RunConfigurations map[string]RunReference `json:"runConfigurations,omitempty"`
 }
 
 // RunConfiguration runs a pipeline on schedules and on changes.

@@ -94,6 +94,12 @@ type RunConfigurationRef struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	OutputArtifact string `json:"outputArtifact"`
+
+	// Optional: when the RunConfiguration has no succeeded run with that
+	// artifact, the parameter is left out (and an Event says so) instead of
+	// the run waiting for it.
+	// +optional
+	Optional bool `json:"optional,omitempty"`
 }
 
 // OutputArtifact exposes a pipeline output as a named artifact.
@@ -104,11 +110,18 @@ type OutputArtifact struct {
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 
-	// Path locates the output in the pipeline, e.g.
-	// "Pusher:pushed_model:0[pushed == 1]".
+	// Path locates the output in the pipeline:
+	// COMPONENT:OUTPUT:INDEX[FILTER], e.g. "train:model:0" or
+	// "Pusher:pushed_model:0[pushed == 1]". COMPONENT is the pipeline's task,
+	// OUTPUT its output artifact, INDEX which of the artifacts that output
+	// produced (counting only those the filter keeps). The optional FILTER
+	// is comparisons of the artifact's metadata joined by &&: KEY OP VALUE
+	// with OP one of == != < <= > >= and VALUE a number, a quoted string,
+	// true or false; a missing key never matches.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[^:\\[\\]]+:[^:\\[\\]]+:[0-9]+(\\[ *[A-Za-z_][A-Za-z0-9_.]* *(==|!=|<=|>=|<|>) *(\'[^\']*\'|"[^"]*"|-?[0-9]+(\\.[0-9]+)?|true|false)( *&& *[A-Za-z_][A-Za-z0-9_.]* *(==|!=|<=|>=|<|>) *(\'[^\']*\'|"[^"]*"|-?[0-9]+(\\.[0-9]+)?|true|false))* *\\])?$')`,message=`must be COMPONENT:OUTPUT:INDEX or COMPONENT:OUTPUT:INDEX[FILTER], FILTER being KEY OP VALUE joined by &&, OP one of == != < <= > >=, VALUE a number, a quoted string, true or false; e.g. train:model:0 or Pusher:pushed_model:0[pushed == 1]`
 	Path string `json:"path"`
 }
 

@@ -108,6 +108,12 @@ func TestInvalidObjectsAreRefusedNamingTheField(t *testing.T) {
 			map[string]any{"name": "a", "value": "1"}, map[string]any{"name": "a", "value": "2"},
 		}), []string{"spec.parameters[1]", "Duplicate value"}},
 		{"run without provider", "run.yaml", remove("spec.provider"), []string{"spec.provider", "Required value"}},
+		{"run with an artifact path of two parts", "run.yaml", set("spec.artifacts", []any{map[string]any{"name": "m", "path": "train:model"}}),
+			[]string{"spec.artifacts[0].path", "must be COMPONENT:OUTPUT:INDEX"}},
+		{"run with a malformed artifact filter", "run.yaml", set("spec.artifacts", []any{map[string]any{"name": "m", "path": "train:model:0[pushed = 1]"}}),
+			[]string{"spec.artifacts[0].path", "must be COMPONENT:OUTPUT:INDEX"}},
+		{"run with an unterminated filter string", "run.yaml", set("spec.artifacts", []any{map[string]any{"name": "m", "path": "train:model:0[a == 'x]"}}),
+			[]string{"spec.artifacts[0].path"}},
 		{"run schedule with malformed cron", "runschedule.yaml", set("spec.schedule.cronExpression", "every night"),
 			[]string{"spec.schedule.cronExpression", "must be a cron expression"}},
 		{"run schedule every second", "runschedule.yaml", set("spec.schedule.cronExpression", "@every"),
@@ -276,5 +282,21 @@ func TestReferencesAndNamesSayWhatToWrite(t *testing.T) {
 		for _, v := range vals.refused {
 			check(v, false)
 		}
+	}
+}
+
+func TestArtifactPathsWithFiltersAreAccepted(t *testing.T) {
+	ns := newNamespace(t)
+	for i, path := range []string{
+		"train:model:0",
+		"Pusher:pushed_model:0[pushed == 1]",
+		`train:model:12[accuracy >= 0.9 && stage == 'prod' && name != "a b" && pushed == true]`,
+		"Evaluator:blessing:0[blessed>-1]",
+	} {
+		obj := sample(t, "run.yaml")
+		obj.SetNamespace(ns)
+		obj.SetName(fmt.Sprintf("paths-%d", i))
+		require.NoError(t, unstructured.SetNestedSlice(obj.Object, []any{map[string]any{"name": "m", "path": path}}, "spec", "artifacts"))
+		assert.NoError(t, cp.Client.Create(context.Background(), obj), path)
 	}
 }

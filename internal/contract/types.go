@@ -52,6 +52,19 @@ type Resource struct {
 	// Pipeline is the pipeline a Run or RunSchedule runs, resolved from
 	// spec.pipeline: absent for other kinds and for deletes.
 	Pipeline *PipelineRef `json:"pipeline,omitempty"`
+	// Parameters are, for a Run, its spec.parameters with every valueFrom
+	// resolved to the upstream artifact's location (an optional one that
+	// could not be resolved is left out; absent: none); a provider uses
+	// them rather than spec.parameters. Absent for other kinds.
+	Parameters []Parameter `json:"parameters,omitempty"`
+}
+
+// Parameter is a run parameter's name and value.
+type Parameter struct {
+	// Name of the parameter.
+	Name string `json:"name"`
+	// Value of the parameter.
+	Value string `json:"value"`
 }
 
 // PipelineRef is a pipeline as the backend knows it.

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
+
 	"github.com/kubeflow/pipelines/api/v2alpha1/go/pipelinespec"
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -150,6 +152,9 @@ func Compile(spec *PipelineSpec, opts Options) (*tektonv1.Pipeline, error) {
 		if err := c.declareOutputs(name, tasks[name]); err != nil {
 			return nil, err
 		}
+	}
+	if err := c.annotateOutputs(p); err != nil {
+		return nil, err
 	}
 	for _, name := range sortedKeys(tasks) {
 		pt, err := c.task(name, tasks[name])
@@ -358,6 +363,32 @@ func (c *compiler) declareOutputs(name string, t *TaskSpec) error {
 	if c.artifacts[name], err = resultNames.assign(sortedKeys(comp.OutputDefinitions.Artifacts)); err != nil {
 		return fmt.Errorf("task %q: %w", name, err)
 	}
+	return nil
+}
+
+// AnnotationOutputs on a compiled Pipeline lists its output artifacts
+// (JSON, []meta.OutputArtifact) so whoever reads a finished run can say
+// where each artifact is.
+const AnnotationOutputs = meta.AnnotationOutputs
+
+func (c *compiler) annotateOutputs(p *tektonv1.Pipeline) error {
+	var outputs []meta.OutputArtifact
+	for _, task := range sortedKeys(c.artifacts) {
+		for _, key := range sortedKeys(c.artifacts[task]) {
+			outputs = append(outputs, meta.OutputArtifact{Component: task, Output: key, URI: c.artifactURI(task, key)})
+		}
+	}
+	if len(outputs) == 0 {
+		return nil
+	}
+	data, err := json.Marshal(outputs)
+	if err != nil {
+		return err
+	}
+	if p.Annotations == nil {
+		p.Annotations = map[string]string{}
+	}
+	p.Annotations[AnnotationOutputs] = string(data)
 	return nil
 }
 

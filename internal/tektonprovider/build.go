@@ -119,7 +119,7 @@ func RunParams(spec pipelinesv1beta1.RunSpec, p *tektonv1.Pipeline) (tektonv1.Pa
 	var out tektonv1.Params
 	for _, rp := range spec.Parameters {
 		if rp.ValueFrom != nil {
-			return nil, fmt.Errorf("parameter %q: valueFrom is not supported by the Tekton provider yet; give a value", rp.Name)
+			return nil, fmt.Errorf("parameter %q: valueFrom was not resolved (the operator resolves it for Runs, not for RunSchedules): give a value", rp.Name)
 		}
 		name := kfpir.ParamName(rp.Name)
 		if !declared[name] {
@@ -153,8 +153,8 @@ type RunInputs struct {
 	Spec      pipelinesv1beta1.RunSpec
 	Labels    map[string]string
 	Settings  Settings
-	// Resource is "Kind namespace/name" of the Run or RunSchedule.
-	Resource string
+	// Annotations name the Run or RunSchedule (resourceAnnotations).
+	Annotations map[string]string
 }
 
 // PipelineRunFor builds the PipelineRun of one run.
@@ -175,12 +175,17 @@ func PipelineRunFor(in RunInputs) (*tektonv1.PipelineRun, error) {
 	for k, v := range in.Labels {
 		labels[k] = v
 	}
+	annotations := map[string]string{meta.AnnotationPipelineVersion: in.Pipeline.Annotations[meta.AnnotationPipelineVersion]}
+	// Where the run's artifacts will be, for whoever reads the finished run.
+	if outputs, ok := in.Pipeline.Annotations[kfpir.AnnotationOutputs]; ok {
+		annotations[kfpir.AnnotationOutputs] = outputs
+	}
+	for k, v := range in.Annotations {
+		annotations[k] = v
+	}
 	pr := &tektonv1.PipelineRun{
 		TypeMeta: metav1.TypeMeta{APIVersion: tektonv1.SchemeGroupVersion.String(), Kind: "PipelineRun"},
-		ObjectMeta: metav1.ObjectMeta{Name: in.Name, Namespace: in.Namespace, Labels: labels, Annotations: map[string]string{
-			meta.AnnotationResource:        in.Resource,
-			meta.AnnotationPipelineVersion: in.Pipeline.Annotations[meta.AnnotationPipelineVersion],
-		}},
+		ObjectMeta: metav1.ObjectMeta{Name: in.Name, Namespace: in.Namespace, Labels: labels, Annotations: annotations},
 		Spec: tektonv1.PipelineRunSpec{
 			PipelineRef: &tektonv1.PipelineRef{Name: in.Pipeline.Name},
 			Params:      params,
@@ -235,8 +240,20 @@ func resourceLabels(res contract.Resource) map[string]string {
 	}
 	if m.Owner != nil && m.Owner.Kind == "RunConfiguration" {
 		labels[meta.LabelRunConfiguration] = naming.LabelValue(m.Owner.Name)
+		labels[meta.LabelRunConfigurationUID] = m.Owner.UID
 	}
 	return labels
+}
+
+// resourceAnnotations name the resource a run was made for, and its owner,
+// whole.
+func resourceAnnotations(res contract.Resource) map[string]string {
+	m := res.Metadata
+	annotations := map[string]string{meta.AnnotationResource: resourceRef(res)}
+	if m.Owner != nil && m.Owner.Kind == "RunConfiguration" {
+		annotations[meta.AnnotationRunConfiguration] = m.Namespace + "/" + m.Owner.Name
+	}
+	return annotations
 }
 
 func resourceRef(res contract.Resource) string {

@@ -114,7 +114,7 @@ func TestPipelineRunFor(t *testing.T) {
 	spec := pipelinesv1beta1.RunSpec{ExperimentName: "exp", Parameters: []pipelinesv1beta1.RuntimeParameter{
 		{Name: "rows", Value: "300"}, {Name: "learning_rate", Value: "price $5, żółć \"q\"\n"}}}
 	pr, err := PipelineRunFor(RunInputs{Name: "r1", Namespace: "team-a", Pipeline: p, Spec: spec,
-		Labels: map[string]string{meta.LabelRun: "my-run"}, Settings: settings, Resource: "Run team-a/my-run"})
+		Labels: map[string]string{meta.LabelRun: "my-run"}, Settings: settings, Annotations: map[string]string{meta.AnnotationResource: "Run team-a/my-run"}})
 	require.NoError(t, err)
 	assert.Equal(t, p.Name, pr.Spec.PipelineRef.Name)
 	assert.Equal(t, "default", pr.Spec.TaskRunTemplate.ServiceAccountName)
@@ -123,6 +123,8 @@ func TestPipelineRunFor(t *testing.T) {
 	assert.Equal(t, "exp", pr.Labels[meta.LabelExperiment])
 	assert.Equal(t, "my-run", pr.Labels[meta.LabelRun])
 	assert.Equal(t, p.Labels[meta.LabelPipelineVersion], pr.Labels[meta.LabelPipelineVersion])
+	assert.Contains(t, pr.Annotations[kfpir.AnnotationOutputs], `"component":"train","output":"model"`, "where the artifacts will be")
+	assert.Equal(t, "Run team-a/my-run", pr.Annotations[meta.AnnotationResource])
 	values := map[string]string{}
 	for _, param := range pr.Spec.Params {
 		values[param.Name] = param.Value.StringVal
@@ -146,7 +148,7 @@ func TestRunParamsRefuses(t *testing.T) {
 		"kubelet escape": {pipelinesv1beta1.RuntimeParameter{Name: "rows", Value: "pa$$word"}, `contains "$$"`},
 		"variable":       {pipelinesv1beta1.RuntimeParameter{Name: "rows", Value: "$(context.taskRun.name)"}, `contains "$("`},
 		"valueFrom": {pipelinesv1beta1.RuntimeParameter{Name: "rows", ValueFrom: &pipelinesv1beta1.ValueFrom{
-			RunConfigurationRef: pipelinesv1beta1.RunConfigurationRef{Name: "a", OutputArtifact: "b"}}}, "valueFrom is not supported"},
+			RunConfigurationRef: pipelinesv1beta1.RunConfigurationRef{Name: "a", OutputArtifact: "b"}}}, "valueFrom was not resolved"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := RunParams(pipelinesv1beta1.RunSpec{Parameters: []pipelinesv1beta1.RuntimeParameter{tc.param}}, p)
@@ -200,7 +202,7 @@ func TestCronJobForCarriesTheRunTemplate(t *testing.T) {
 	p, err := PipelineFor(demoIR(t), pipelineResource(), config(nil), "team-a", launcher)
 	require.NoError(t, err)
 	settings, _ := SettingsFrom(config(nil))
-	template, err := PipelineRunFor(RunInputs{Namespace: "team-a", Pipeline: p, Settings: settings, Resource: "RunSchedule team-a/nightly",
+	template, err := PipelineRunFor(RunInputs{Namespace: "team-a", Pipeline: p, Settings: settings, Annotations: map[string]string{meta.AnnotationResource: "RunSchedule team-a/nightly"},
 		Spec: pipelinesv1beta1.RunSpec{Parameters: []pipelinesv1beta1.RuntimeParameter{{Name: "rows", Value: "50"}}}})
 	require.NoError(t, err)
 	start := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))

@@ -121,8 +121,16 @@ func (b *Backend) runTemplate(ctx context.Context, res contract.Resource, settin
 	if err != nil {
 		return nil, err
 	}
+	if res.Kind == "Run" {
+		// The operator resolved valueFrom: these are the run's parameters
+		// (none when absent).
+		spec.Parameters = nil
+		for _, param := range res.Parameters {
+			spec.Parameters = append(spec.Parameters, pipelinesv1beta1.RuntimeParameter{Name: param.Name, Value: param.Value})
+		}
+	}
 	return PipelineRunFor(RunInputs{Name: name, Namespace: b.Namespace, Pipeline: p, Spec: spec,
-		Labels: resourceLabels(res), Settings: settings, Resource: resourceRef(res)})
+		Labels: resourceLabels(res), Settings: settings, Annotations: resourceAnnotations(res)})
 }
 
 func (b *Backend) createRun(ctx context.Context, res contract.Resource, settings Settings) (string, error) {

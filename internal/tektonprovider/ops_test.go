@@ -106,6 +106,8 @@ func TestRunCreateIsIdempotentAndDeleteCancels(t *testing.T) {
 	assert.Equal(t, "run-uid-1", pr.Labels[meta.LabelRunUID])
 	assert.Equal(t, "training", pr.Labels[meta.LabelRunConfiguration])
 	assert.Equal(t, "Run team-a/my-run", pr.Annotations[meta.AnnotationResource])
+	assert.Equal(t, "team-a/training", pr.Annotations[meta.AnnotationRunConfiguration])
+	assert.Equal(t, "rc-1", pr.Labels[meta.LabelRunConfigurationUID])
 
 	squatter := res
 	squatter.Metadata.UID = "someone-else"
@@ -184,4 +186,23 @@ func TestExperimentsAreStableIDs(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "team-a/exp", id)
 	}
+}
+
+func TestRunUsesResolvedParameters(t *testing.T) {
+	b := backend(t)
+	id := uploaded(t, b, "1.0")
+	spec := pipelinesv1beta1.RunSpec{Parameters: []pipelinesv1beta1.RuntimeParameter{{Name: "rows", ValueFrom: &pipelinesv1beta1.ValueFrom{
+		RunConfigurationRef: pipelinesv1beta1.RunConfigurationRef{Name: "upstream", OutputArtifact: "count"}}}}}
+	res := runResource(t, "RunSchedule", "downstream", "run-uid-2", id, pipelinesv1beta1.RunScheduleSpec{RunSpec: spec,
+		Schedule: pipelinesv1beta1.Schedule{CronExpression: "@daily"}})
+	_, err := b.Do(ctx, Request{Kind: "runschedule", Operation: "create", Resource: res, Config: config(nil)})
+	assert.ErrorContains(t, err, "valueFrom was not resolved", "a schedule's parameters are not resolved")
+	res = runResource(t, "Run", "downstream", "run-uid-2", id, spec)
+	res.Parameters = []contract.Parameter{{Name: "rows", Value: "77"}}
+	name, err := b.Do(ctx, Request{Kind: "run", Operation: "create", Resource: res, Config: config(nil)})
+	require.NoError(t, err)
+	var pr tektonv1.PipelineRun
+	require.NoError(t, cp.Client.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: name}, &pr))
+	require.Len(t, pr.Spec.Params, 1)
+	assert.Equal(t, "77", pr.Spec.Params[0].Value.StringVal)
 }

@@ -9,6 +9,7 @@ import (
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"knative.dev/pkg/apis"
@@ -19,7 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
-	tpmeta "github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
 )
 
 // waitForID is how long to look again when a run ended before the
@@ -38,10 +40,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, &pr); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !pr.IsDone() || pr.Labels[tpmeta.LabelRunUID] == "" {
+	if !pr.IsDone() {
 		return ctrl.Result{}, nil
 	}
-	run, err := r.runOf(ctx, &pr)
+	if pr.Labels[meta.LabelRunConfigurationUID] != "" {
+		if err := r.recordSucceeded(ctx, &pr); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if pr.Labels[meta.LabelRunUID] == "" {
+		return ctrl.Result{}, nil
+	}
+	return r.completeRun(ctx, &pr)
+}
+
+// completeRun sets the completion of the Run the PipelineRun was made for.
+func (r *Reconciler) completeRun(ctx context.Context, pr *tektonv1.PipelineRun) (ctrl.Result, error) {
+	run, err := r.runOf(ctx, pr)
 	if run == nil || err != nil || run.Status.CompletionState != "" {
 		return ctrl.Result{}, err
 	}
@@ -52,19 +67,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if !Trusted(&pr, run, ns) {
+	if !Trusted(pr, run, ns) {
 		return ctrl.Result{}, nil
 	}
-	failed, err := r.failedTasks(ctx, &pr)
+	failed, err := r.failedTasks(ctx, pr)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	verdict, done := Decide(&pr, failed)
+	verdict, done := Decide(pr, failed)
 	if !done {
 		return ctrl.Result{}, nil
 	}
 	patch := client.MergeFrom(run.DeepCopy())
-	run.Status.CompletionState, run.Status.CompletionMessage = verdict.State, verdict.Message
+	now := metav1.Now()
+	run.Status.CompletionState, run.Status.CompletionMessage, run.Status.MarkedCompletedAt = verdict.State, verdict.Message, &now
 	if err := r.Client.Status().Patch(ctx, run, patch); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -72,15 +88,63 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if verdict.State == pipelinesv1beta1.CompletionStateFailed {
 		eventType = corev1.EventTypeWarning
 	}
-	r.Recorder.Eventf(run, &pr, eventType, "Run"+string(verdict.State), "Complete",
+	r.Recorder.Eventf(run, pr, eventType, "Run"+string(verdict.State), "Complete",
 		"PipelineRun %s/%s: %s", pr.Namespace, pr.Name, verdict.Message)
 	return ctrl.Result{}, nil
+}
+
+// recordSucceeded makes a succeeded run the latest of the RunConfiguration
+// that owns its Run or RunSchedule, unless a later one is recorded. The
+// run is trusted only in the workflow namespace of the RunConfiguration's
+// provider.
+func (r *Reconciler) recordSucceeded(ctx context.Context, pr *tektonv1.PipelineRun) error {
+	c := pr.Status.GetCondition(apis.ConditionSucceeded)
+	if c == nil || c.Status != corev1.ConditionTrue || pr.Status.CompletionTime == nil {
+		return nil
+	}
+	ns, name, ok := strings.Cut(pr.Annotations[meta.AnnotationRunConfiguration], "/")
+	if !ok {
+		return nil
+	}
+	var rc pipelinesv1beta1.RunConfiguration
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &rc); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if string(rc.UID) != pr.Labels[meta.LabelRunConfigurationUID] {
+		return nil
+	}
+	var p pipelinesv1beta1.Provider
+	if err := r.Client.Get(ctx, lifecycle.ProviderKey(rc.Spec.Run.Provider, rc.Namespace), &p); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if p.Status.WorkflowNamespace == "" || pr.Namespace != p.Status.WorkflowNamespace {
+		return nil
+	}
+	components, err := Components(pr.Annotations[meta.AnnotationOutputs], pr.Name)
+	if err != nil {
+		r.Recorder.Eventf(&rc, pr, corev1.EventTypeWarning, "ArtifactsUnreadable", "Record", "PipelineRun %s: %v", pr.Name, err)
+	}
+	next, missing := LatestSucceeded(rc.Status.LatestRuns.Succeeded, pr.Name, *pr.Status.CompletionTime, components, rc.Spec.Run.Artifacts)
+	if next == nil {
+		return nil
+	}
+	// Optimistic lock: of two runs ending together, the later must win.
+	patch := client.MergeFromWithOptions(rc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	rc.Status.LatestRuns.Succeeded = next
+	if err := r.Client.Status().Patch(ctx, &rc, patch); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if len(missing) > 0 {
+		r.Recorder.Eventf(&rc, pr, corev1.EventTypeWarning, "ArtifactsNotFound", "Record",
+			"run %s succeeded without the artifacts %s that spec.run.artifacts names", pr.Name, strings.Join(missing, ", "))
+	}
+	return nil
 }
 
 // runOf finds the Run a PipelineRun was made for, by the annotation the
 // provider wrote and the UID label; nil when there is none (any more).
 func (r *Reconciler) runOf(ctx context.Context, pr *tektonv1.PipelineRun) (*pipelinesv1beta1.Run, error) {
-	ref, ok := strings.CutPrefix(pr.Annotations[tpmeta.AnnotationResource], "Run ")
+	ref, ok := strings.CutPrefix(pr.Annotations[meta.AnnotationResource], "Run ")
 	ns, name, found := strings.Cut(ref, "/")
 	if !ok || !found {
 		return nil, nil
@@ -89,7 +153,7 @@ func (r *Reconciler) runOf(ctx context.Context, pr *tektonv1.PipelineRun) (*pipe
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &run); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
-	if string(run.UID) != pr.Labels[tpmeta.LabelRunUID] {
+	if string(run.UID) != pr.Labels[meta.LabelRunUID] {
 		return nil, nil
 	}
 	return &run, nil
@@ -133,7 +197,7 @@ func (r *Reconciler) failedTasks(ctx context.Context, pr *tektonv1.PipelineRun) 
 // SetupWithManager watches the Tekton provider's PipelineRuns.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	ours := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		return o.GetLabels()[tpmeta.LabelManagedBy] == tpmeta.ManagedBy
+		return o.GetLabels()[meta.LabelManagedBy] == meta.ManagedBy
 	})
 	return ctrl.NewControllerManagedBy(mgr).Named("completion").
 		For(&tektonv1.PipelineRun{}, builder.WithPredicates(ours)).

@@ -8,6 +8,7 @@ import (
 	"context"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -62,6 +63,7 @@ func TestRunCompletesWhenItsPipelineRunEnds(t *testing.T) {
 	f.Eventually(t, r, func(c *assert.CollectT) {
 		assert.Equal(c, pipelinesv1beta1.CompletionStateSucceeded, r.Status.CompletionState)
 		assert.Equal(c, "Tasks Completed: 3", r.Status.CompletionMessage)
+		assert.NotNil(c, r.Status.MarkedCompletedAt)
 	})
 }
 
@@ -77,4 +79,43 @@ func TestUntrustedPipelineRunsCompleteNothing(t *testing.T) {
 	})
 	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(r), r))
 	assert.Equal(t, pipelinesv1beta1.CompletionStateSucceeded, r.Status.CompletionState)
+}
+
+// scheduledRun is a PipelineRun as a RunSchedule's CronJob makes it for a
+// RunConfiguration, succeeded at completed.
+func scheduledRun(t *testing.T, ns, name string, rc *pipelinesv1beta1.RunConfiguration, completed time.Time) {
+	pr := &tektonv1.PipelineRun{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
+			Labels: map[string]string{meta.LabelManagedBy: meta.ManagedBy, meta.LabelRunConfigurationUID: string(rc.UID)},
+			Annotations: map[string]string{meta.AnnotationRunConfiguration: rc.Namespace + "/" + rc.Name,
+				meta.AnnotationOutputs: `[{"component":"train","output":"model","uri":"file:///kfp/artifacts/$(context.pipelineRun.name)/train/model"}]`}},
+		Spec: tektonv1.PipelineRunSpec{PipelineRef: &tektonv1.PipelineRef{Name: "demo"}},
+	}
+	require.NoError(t, cp.Client.Create(ctx, pr))
+	pr.Status.SetCondition(&apis.Condition{Type: apis.ConditionSucceeded, Status: corev1.ConditionTrue, Reason: "Succeeded"})
+	pr.Status.CompletionTime = &metav1.Time{Time: completed}
+	require.NoError(t, cp.Client.Status().Update(ctx, pr))
+}
+
+func TestRunConfigurationRecordsItsLatestSucceededRun(t *testing.T) {
+	f := fixture.Setup(t, cp)
+	rc := &pipelinesv1beta1.RunConfiguration{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "training"},
+		Spec: pipelinesv1beta1.RunConfigurationSpec{Run: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "demo",
+			Artifacts: []pipelinesv1beta1.OutputArtifact{{Name: "model", Path: "train:model:0"}}}}}
+	require.NoError(t, cp.Client.Create(ctx, rc))
+	now := time.Now()
+	scheduledRun(t, f.NewNamespace(t), "forged", rc, now.Add(time.Hour)) // not the provider's namespace
+	scheduledRun(t, f.NS, "nightly-29433120", rc, now)
+	f.Eventually(t, rc, func(c *assert.CollectT) {
+		latest := rc.Status.LatestRuns.Succeeded
+		if assert.NotNil(c, latest) {
+			assert.Equal(c, "nightly-29433120", latest.ProviderID)
+			assert.Equal(c, []pipelinesv1beta1.Artifact{{Name: "model", Location: "file:///kfp/artifacts/nightly-29433120/train/model"}}, latest.Artifacts)
+		}
+	})
+	scheduledRun(t, f.NS, "nightly-29433000", rc, now.Add(-time.Hour)) // an older run, seen late
+	scheduledRun(t, f.NS, "nightly-29433180", rc, now.Add(time.Hour))
+	f.Eventually(t, rc, func(c *assert.CollectT) {
+		assert.Equal(c, "nightly-29433180", rc.Status.LatestRuns.Succeeded.ProviderID)
+	})
 }

@@ -36,6 +36,8 @@ func (r *Reconciler[T]) apply(ctx context.Context, obj T, o Observation, d Decis
 	case StartRun:
 		if err := r.startRun(ctx, obj, o, d.Action); err != nil {
 			d = notStarted(o, d, err)
+		} else {
+			r.recordDependencies(obj, o, d.Action)
 		}
 	case Cancel:
 		if err := r.cancel(ctx, d.Action.Run); err != nil {
@@ -88,7 +90,7 @@ func (r *Reconciler[T]) startRun(ctx context.Context, obj T, o Observation, a Ac
 	}
 	pr, err := buildRun(ctx, runRequest{obj: obj, kind: r.Kind.Name, provider: o.Provider, op: a.Op, version: a.Version,
 		attempt: a.Attempt, ordinal: a.Ordinal, namespace: o.WorkflowNamespace, helper: r.HelperImage, pipeline: pipelineRef(o, a.Op),
-		artifacts: artifacts, extra: extra, now: r.now(), timeout: r.OperationTimeout})
+		parameters: resolvedParameters(o, a.Op), artifacts: artifacts, extra: extra, now: r.now(), timeout: r.OperationTimeout})
 	var spec *specError
 	switch {
 	case errors.As(err, &spec):
@@ -112,6 +114,30 @@ func (r *Reconciler[T]) startRun(ctx context.Context, obj T, o Observation, a Ac
 	}
 	r.expected.Store(obj.GetUID(), expectation{name: pr.Name, expires: r.now().Add(expectationTimeout)})
 	return nil
+}
+
+// resolvedParameters are the parameters a create or update runs with, nil
+// for deletes and kinds that resolve none.
+func resolvedParameters(o Observation, op string) []contract.Parameter {
+	if o.Resolved == nil || op == OpDelete {
+		return nil
+	}
+	return o.Resolved.Parameters
+}
+
+// recordDependencies notes in the status which upstream runs a create or
+// update resolved its parameters from, and says which optional ones it
+// left out.
+func (r *Reconciler[T]) recordDependencies(obj T, o Observation, a Action) {
+	if o.Resolved == nil || a.Op == OpDelete {
+		return
+	}
+	if r.Kind.RecordDependencies != nil {
+		r.Kind.RecordDependencies(obj, pipelinesv1beta1.Dependencies{RunConfigurations: o.Resolved.Dependencies})
+	}
+	for _, omitted := range o.Resolved.Omitted {
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "DependencyOmitted", "Resolve", "optional %s left out", omitted)
+	}
 }
 
 // pipelineRef is the pipeline a create or update runs, nil for deletes and

@@ -144,6 +144,10 @@ func decideSync(o Observation) Decision {
 		blocked.Record = d.Record
 		return *blocked
 	}
+	if o.Resolved != nil && len(o.Resolved.Missing) > 0 {
+		return Decision{Record: d.Record, Report: report(status.Blocked(pipelinesv1beta1.ReasonDependencyMissing, operationState(op),
+			missingMessage(o.Resolved.Missing)))}
+	}
 	next := startOrWait(o, runs, op, o.Version)
 	next.Record = d.Record
 	return next

@@ -55,6 +55,14 @@ type Kind[T Subject] struct {
 	// RecordPipelineVersion stores the pipeline version a succeeded create
 	// ran with (Run status.observedPipelineVersion); nil for none.
 	RecordPipelineVersion func(obj T, version string)
+	// Parameters are obj's run parameters whose valueFrom the engine
+	// resolves (Run); nil for kinds that resolve none. A create waits
+	// while a required one cannot be resolved; the RunConfiguration watch
+	// wakes it.
+	Parameters func(obj T) []pipelinesv1beta1.RuntimeParameter
+	// RecordDependencies stores the upstream runs a create resolved its
+	// parameters from (Run status.dependencies).
+	RecordDependencies func(obj T, deps pipelinesv1beta1.Dependencies)
 }
 
 // Traits are what decide needs to know of a kind.

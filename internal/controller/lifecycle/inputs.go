@@ -59,9 +59,11 @@ type runRequest struct {
 	helper    string
 	artifacts *ArtifactLocation
 	pipeline  *contract.PipelineRef // the pipeline a Run or RunSchedule runs
-	extra     tektonv1.Params
-	now       time.Time
-	timeout   time.Duration
+	// parameters are a Run's, valueFrom resolved; nil for other kinds
+	parameters []contract.Parameter
+	extra      tektonv1.Params
+	now        time.Time
+	timeout    time.Duration
 }
 
 // RunName is the deterministic name of a resource's ordinal-th run, of op
@@ -89,10 +91,11 @@ func buildRun(ctx context.Context, req runRequest) (*tektonv1.PipelineRun, error
 		Kind:            gvk.Kind,
 		Metadata: contract.Metadata{Name: req.obj.GetName(), Namespace: req.obj.GetNamespace(),
 			UID: string(req.obj.GetUID()), Generation: req.obj.GetGeneration(), Owner: ownerOf(req.obj)},
-		Spec:     spec,
-		Status:   contract.ResourceStatus{Provider: req.obj.CommonStatus().Provider},
-		Version:  req.version,
-		Pipeline: req.pipeline,
+		Spec:       spec,
+		Status:     contract.ResourceStatus{Provider: req.obj.CommonStatus().Provider},
+		Version:    req.version,
+		Pipeline:   req.pipeline,
+		Parameters: req.parameters,
 	}
 	pinned := pinnedSpec(req.provider)
 	config := contract.ProviderConfig{ContractVersion: contract.Version, Name: req.provider.Name, Namespace: req.provider.Namespace, Spec: pinned, ArtifactRepository: req.artifacts}

@@ -49,6 +49,9 @@ const (
 	// IndexPipeline indexes Runs and RunSchedules by "namespace/name" of
 	// the Pipeline they run.
 	IndexPipeline = "pipelines.kubeflow.org/pipeline"
+	// IndexDependency indexes Runs by "namespace/name" of each
+	// RunConfiguration a valueFrom parameter names.
+	IndexDependency = "pipelines.kubeflow.org/dependency"
 	// IndexProvider indexes resources by "namespace/name" of their provider.
 	IndexProvider = "pipelines.kubeflow.org/provider"
 )

@@ -46,6 +46,9 @@ type Observation struct {
 	// Pipeline is the Pipeline the spec runs; nil for kinds that run none
 	// and for a resource being deleted.
 	Pipeline *PipelineView
+	// Resolved are the run parameters with valueFrom resolved; nil for
+	// kinds that resolve none and for a resource being deleted.
+	Resolved *Resolved
 	// Runs are the resource's runs made for ProviderKey, oldest first.
 	Runs []*RunRecord
 	// AwaitingCache: a run this controller created is not in Runs yet.
@@ -88,6 +91,15 @@ func (r *Reconciler[T]) observe(ctx context.Context, obj T) (Observation, error)
 		if o.Pipeline, err = r.observePipeline(ctx, obj); err != nil {
 			return o, err
 		}
+	}
+	if r.Kind.Parameters != nil && !o.Deleting {
+		params := r.Kind.Parameters(obj)
+		upstream, err := r.upstreamOf(ctx, obj.GetNamespace(), params)
+		if err != nil {
+			return o, err
+		}
+		resolved := ResolveParameters(params, upstream)
+		o.Resolved = &resolved
 	}
 	if o.Provider != nil && !o.Deleting {
 		o.Version, o.VersionErr = r.Kind.Version(obj, o.Provider)

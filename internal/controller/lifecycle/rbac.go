@@ -34,3 +34,7 @@ package lifecycle
 // Events on the resources when their Synchronized state changes
 // (events.k8s.io/v1; patch adds to an event series).
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// RunConfigurations: watched, to resolve Runs' valueFrom parameters from
+// their latest succeeded run.
+// +kubebuilder:rbac:groups=pipelines.kubeflow.org,resources=runconfigurations,verbs=list;watch

@@ -60,6 +60,23 @@ func (r *Reconciler[T]) SetupWithManager(ctx context.Context, mgr ctrl.Manager, 
 		}
 		b = b.Watches(&pipelinesv1beta1.Pipeline{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(list, IndexPipeline)))
 	}
+	if r.Kind.Parameters != nil {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, r.Kind.New(), IndexDependency, func(obj client.Object) []string {
+			var keys []string
+			for _, name := range DependencyNames(r.Kind.Parameters(obj.(T))) {
+				keys = append(keys, obj.GetNamespace()+"/"+name)
+			}
+			return keys
+		}); err != nil {
+			return err
+		}
+		// Only a new latest succeeded run can resolve what a run waits for.
+		b = b.Watches(&pipelinesv1beta1.RunConfiguration{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(list, IndexDependency)),
+			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+				return !equality.Semantic.DeepEqual(e.ObjectOld.(*pipelinesv1beta1.RunConfiguration).Status.LatestRuns,
+					e.ObjectNew.(*pipelinesv1beta1.RunConfiguration).Status.LatestRuns)
+			}}))
+	}
 	return b.WithOptions(opts).Named(r.Kind.Name).Complete(r)
 }
 

@@ -32,7 +32,7 @@ import (
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/runconfiguration"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/runschedule"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/scheme"
-	tpmeta "github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
 
@@ -189,7 +189,7 @@ func managerOptions(cfg Config) ctrl.Options {
 	managed := labels.SelectorFromSet(labels.Set{taskdef.LabelManagedBy: taskdef.ManagedBy})
 	// The operator's PipelineRuns, and the Tekton provider's ML runs, whose
 	// end completes their Runs.
-	runs, err := labels.NewRequirement(taskdef.LabelManagedBy, selection.In, []string{taskdef.ManagedBy, tpmeta.ManagedBy})
+	runs, err := labels.NewRequirement(taskdef.LabelManagedBy, selection.In, []string{taskdef.ManagedBy, meta.ManagedBy})
 	if err != nil {
 		panic(err) // constant input
 	}

@@ -27,4 +27,6 @@ var Kind = lifecycle.Kind[*pipelinesv1beta1.Run]{
 	},
 	Pipeline:              func(r *pipelinesv1beta1.Run) pipelinesv1beta1.PipelineReference { return r.Spec.Pipeline },
 	RecordPipelineVersion: func(r *pipelinesv1beta1.Run, v string) { r.Status.ObservedPipelineVersion = v },
+	Parameters:            func(r *pipelinesv1beta1.Run) []pipelinesv1beta1.RuntimeParameter { return r.Spec.Parameters },
+	RecordDependencies:    func(r *pipelinesv1beta1.Run, deps pipelinesv1beta1.Dependencies) { r.Status.Dependencies = deps },
 }

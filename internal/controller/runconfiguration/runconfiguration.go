@@ -7,6 +7,10 @@
 // replaces only the RunSchedules whose schedule changed and updates the
 // others in place; a new run spec (onChange runSpec) or a new version of
 // the Pipeline (onChange pipeline) starts a Run and re-pins the schedules.
+// triggers.runConfigurations starts a Run each time an upstream
+// RunConfiguration (same namespace) records a new latest succeeded run,
+// once per upstream run (status.triggers), and status.dependencies shows
+// the upstream runs valueFrom parameters would resolve from.
 // Deleting it holds nothing: it has no finalizer, and its RunSchedules and
 // Runs go with it through owner references, each then deleted from the
 // backend as its own kind is. Tests: envtest_test.go, with the whole operator.
@@ -31,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -50,8 +55,12 @@ const (
 	TriggerSchedule       = "schedule"
 	TriggerPipeline       = "onChange-pipeline"
 	TriggerRunSpec        = "onChange-runSpec"
+	// TriggerRunConfiguration: an upstream RunConfiguration's new latest
+	// succeeded run (triggers.runConfigurations).
+	TriggerRunConfiguration = "runConfiguration"
 
 	indexPipeline = "pipelines.kubeflow.org/pipeline"
+	indexUpstream = "pipelines.kubeflow.org/upstream"
 )
 
 // Reconciler reconciles RunConfigurations.
@@ -123,6 +132,12 @@ func (r *Reconciler) synchronize(ctx context.Context, rc *pipelinesv1beta1.RunCo
 		}
 		rc.Status.TriggeredRunSpecVersion = runSpecVersion
 	}
+	if err := r.fireUpstreamTriggers(ctx, rc, *runSpec); err != nil {
+		return outcome.Retry(err), err
+	}
+	if err := r.recordDependencies(ctx, rc); err != nil {
+		return outcome.Retry(err), err
+	}
 	runs, err := r.latestRuns(ctx, rc)
 	if err != nil {
 		return outcome.Retry(err), err
@@ -159,17 +174,92 @@ func (r *Reconciler) latestRuns(ctx context.Context, rc *pipelinesv1beta1.RunCon
 	if err := r.Client.List(ctx, list, client.InNamespace(rc.Namespace), client.MatchingLabels{LabelRunConfiguration: string(rc.UID)}); err != nil {
 		return nil, err
 	}
-	latest := map[string]string{
-		TriggerPipeline: naming.LabelValue(rc.Status.TriggeredPipelineVersion),
-		TriggerRunSpec:  naming.LabelValue(rc.Status.TriggeredRunSpecVersion),
+	latest := map[[2]string]bool{
+		{TriggerPipeline, naming.LabelValue(rc.Status.TriggeredPipelineVersion)}: rc.Status.TriggeredPipelineVersion != "",
+		{TriggerRunSpec, naming.LabelValue(rc.Status.TriggeredRunSpecVersion)}:   rc.Status.TriggeredRunSpecVersion != "",
+	}
+	for name, by := range rc.Status.Triggers.RunConfigurations {
+		latest[[2]string{TriggerRunConfiguration, naming.LabelValue(upstreamSighting(name, by.ProviderID))}] = true
 	}
 	var runs []pipelinesv1beta1.Run
 	for _, run := range list.Items {
-		if want, ok := latest[run.Labels[LabelTrigger]]; ok && want != "" && run.Labels[LabelTriggerSource] == want {
+		if latest[[2]string{run.Labels[LabelTrigger], run.Labels[LabelTriggerSource]}] {
 			runs = append(runs, run)
 		}
 	}
 	return runs, nil
+}
+
+// upstreamSighting identifies one upstream run that fired the trigger.
+func upstreamSighting(name, providerID string) string { return name + "/" + providerID }
+
+// fireUpstreamTriggers starts a Run for each upstream RunConfiguration of
+// triggers.runConfigurations whose latest succeeded run is one this
+// RunConfiguration has not fired for yet (also on first sight). The Run's
+// name derives from the upstream run, so a crash between creating it and
+// recording it in status.triggers creates no second.
+func (r *Reconciler) fireUpstreamTriggers(ctx context.Context, rc *pipelinesv1beta1.RunConfiguration, runSpec pipelinesv1beta1.RunSpec) error {
+	for _, name := range rc.Spec.Triggers.RunConfigurations {
+		latest, err := r.latestSucceeded(ctx, rc.Namespace, name)
+		if err != nil {
+			return err
+		}
+		if latest == nil || rc.Status.Triggers.RunConfigurations[name].ProviderID == latest.ProviderID {
+			continue
+		}
+		sighting := upstreamSighting(name, latest.ProviderID)
+		if err := r.createRun(ctx, rc, runSpec, TriggerRunConfiguration, sighting, sighting); err != nil {
+			return err
+		}
+		if rc.Status.Triggers.RunConfigurations == nil {
+			rc.Status.Triggers.RunConfigurations = map[string]pipelinesv1beta1.TriggeredBy{}
+		}
+		rc.Status.Triggers.RunConfigurations[name] = pipelinesv1beta1.TriggeredBy{ProviderID: latest.ProviderID}
+	}
+	for name := range rc.Status.Triggers.RunConfigurations {
+		if !slices.Contains(rc.Spec.Triggers.RunConfigurations, name) {
+			delete(rc.Status.Triggers.RunConfigurations, name)
+		}
+	}
+	return nil
+}
+
+// recordDependencies notes, for each RunConfiguration a valueFrom
+// parameter names, its latest succeeded run: what a Run started now would
+// resolve its parameters from.
+func (r *Reconciler) recordDependencies(ctx context.Context, rc *pipelinesv1beta1.RunConfiguration) error {
+	deps := map[string]pipelinesv1beta1.RunReference{}
+	for _, name := range lifecycle.DependencyNames(rc.Spec.Run.Parameters) {
+		latest, err := r.latestSucceeded(ctx, rc.Namespace, name)
+		if err != nil {
+			return err
+		}
+		if latest != nil {
+			deps[name] = *latest
+		}
+	}
+	rc.Status.Dependencies.RunConfigurations = nil
+	if len(deps) > 0 {
+		rc.Status.Dependencies.RunConfigurations = deps
+	}
+	return nil
+}
+
+// latestSucceeded is the latest succeeded run of RunConfiguration name in
+// namespace; nil when it has none or does not exist.
+func (r *Reconciler) latestSucceeded(ctx context.Context, namespace, name string) (*pipelinesv1beta1.RunReference, error) {
+	up := &pipelinesv1beta1.RunConfiguration{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, up); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	return up.Status.LatestRuns.Succeeded, nil
+}
+
+// upstreamNames are the RunConfigurations rc depends on or is triggered by.
+func upstreamNames(rc *pipelinesv1beta1.RunConfiguration) []string {
+	names := append(lifecycle.DependencyNames(rc.Spec.Run.Parameters), rc.Spec.Triggers.RunConfigurations...)
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // pinPipeline returns "name:version", the version and what identifies this
@@ -281,6 +371,11 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	}); err != nil {
 		return err
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &pipelinesv1beta1.RunConfiguration{}, indexUpstream, func(o client.Object) []string {
+		return upstreamNames(o.(*pipelinesv1beta1.RunConfiguration))
+	}); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&pipelinesv1beta1.RunConfiguration{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&pipelinesv1beta1.RunSchedule{}).
@@ -296,6 +391,22 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 			}
 			return reqs
 		})).
+		// An upstream RunConfiguration's new latest succeeded run fires
+		// triggers.runConfigurations and changes status.dependencies.
+		Watches(&pipelinesv1beta1.RunConfiguration{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, up client.Object) []reconcile.Request {
+			list := &pipelinesv1beta1.RunConfigurationList{}
+			if err := r.Client.List(ctx, list, client.InNamespace(up.GetNamespace()), client.MatchingFields{indexUpstream: up.GetName()}); err != nil {
+				return nil
+			}
+			reqs := make([]reconcile.Request, len(list.Items))
+			for i := range list.Items {
+				reqs[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])}
+			}
+			return reqs
+		}), builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+			return !equality.Semantic.DeepEqual(e.ObjectOld.(*pipelinesv1beta1.RunConfiguration).Status.LatestRuns,
+				e.ObjectNew.(*pipelinesv1beta1.RunConfiguration).Status.LatestRuns)
+		}})).
 		WithOptions(opts).
 		Named("runconfiguration").
 		Complete(r)

@@ -22,11 +22,33 @@ const (
 	LabelRunSchedule      = "pipelines.kubeflow.org/runschedule"
 	LabelRunScheduleUID   = "pipelines.kubeflow.org/runschedule.uid"
 	LabelRunConfiguration = "pipelines.kubeflow.org/runconfiguration"
+	// LabelRunConfigurationUID is the UID of the RunConfiguration that owns
+	// the run's Run or RunSchedule.
+	LabelRunConfigurationUID = "pipelines.kubeflow.org/runconfiguration.uid"
 	LabelExperiment       = "pipelines.kubeflow.org/experiment"
 
 	// AnnotationResource is "Kind namespace/name" of the resource an object
 	// was made for, whole.
 	AnnotationResource = "pipelines.kubeflow.org/resource"
+	// AnnotationRunConfiguration is "namespace/name" of that RunConfiguration, whole.
+	AnnotationRunConfiguration = "pipelines.kubeflow.org/runconfiguration"
 	// AnnotationPipelineVersion is the pipeline version, whole.
 	AnnotationPipelineVersion = "pipelines.kubeflow.org/pipeline-version"
 )
+
+// AnnotationOutputs on a compiled Pipeline and on its PipelineRuns lists
+// the pipeline's output artifacts as JSON ([]OutputArtifact).
+const AnnotationOutputs = "pipelines.kubeflow.org/outputs"
+
+// RunNamePlaceholder stands for the PipelineRun's name in an output's URI.
+const RunNamePlaceholder = "$(context.pipelineRun.name)"
+
+// OutputArtifact is one output artifact of a compiled pipeline.
+type OutputArtifact struct {
+	// Component is the KFP task that produces it.
+	Component string `json:"component"`
+	// Output is the artifact's key among the task's outputs.
+	Output string `json:"output"`
+	// URI is where a run stores it, with RunNamePlaceholder for the run.
+	URI string `json:"uri"`
+}

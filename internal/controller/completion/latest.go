@@ -1,0 +1,70 @@
+package completion
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/artifactpath"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
+)
+
+// Components reads a finished run's output artifacts from the outputs
+// annotation the Tekton provider copied onto its PipelineRun.
+func Components(outputsJSON, runName string) ([]artifactpath.Component, error) {
+	if outputsJSON == "" {
+		return nil, nil
+	}
+	var outputs []meta.OutputArtifact
+	if err := json.Unmarshal([]byte(outputsJSON), &outputs); err != nil {
+		return nil, fmt.Errorf("annotation %s: %w", meta.AnnotationOutputs, err)
+	}
+	byName := map[string]*artifactpath.Component{}
+	var order []string
+	for _, o := range outputs {
+		c, ok := byName[o.Component]
+		if !ok {
+			c = &artifactpath.Component{Name: o.Component}
+			byName[o.Component] = c
+			order = append(order, o.Component)
+		}
+		uri := strings.ReplaceAll(o.URI, meta.RunNamePlaceholder, runName)
+		c.Outputs = append(c.Outputs, artifactpath.Output{Name: o.Output, Artifacts: []artifactpath.Artifact{{URI: uri}}})
+	}
+	out := make([]artifactpath.Component, len(order))
+	for i, name := range order {
+		out[i] = *byName[name]
+	}
+	return out, nil
+}
+
+// LatestSucceeded is a RunConfiguration's latest succeeded run once the
+// run providerID, which ended at completedAt, is counted: nil when the
+// recorded one is that run or a later one. It holds the artifacts the run
+// spec names that the run produced; missing lists the names of those it
+// did not (or whose path is malformed).
+func LatestSucceeded(current *pipelinesv1beta1.RunReference, providerID string, completedAt metav1.Time,
+	components []artifactpath.Component, wanted []pipelinesv1beta1.OutputArtifact) (next *pipelinesv1beta1.RunReference, missing []string) {
+	if current != nil && (current.ProviderID == providerID ||
+		current.CompletedAt != nil && !completedAt.After(current.CompletedAt.Time)) {
+		return nil, nil
+	}
+	next = &pipelinesv1beta1.RunReference{ProviderID: providerID, CompletedAt: &completedAt}
+	for _, w := range wanted {
+		p, err := artifactpath.Parse(w.Path)
+		if err != nil {
+			missing = append(missing, w.Name)
+			continue
+		}
+		uri, ok := artifactpath.Select(p, components)
+		if !ok {
+			missing = append(missing, w.Name)
+			continue
+		}
+		next.Artifacts = append(next.Artifacts, pipelinesv1beta1.Artifact{Name: w.Name, Location: uri})
+	}
+	return next, missing
+}
