@@ -70,6 +70,7 @@ fuzz: ## Run every fuzz target briefly (findings land in testdata/fuzz; go test 
 	go test ./internal/contract -run '^$$' -fuzz '^FuzzParamRoundTrip$$' -fuzztime 10s
 	go test ./internal/contract -run '^$$' -fuzz '^FuzzDecodeParam$$' -fuzztime 10s
 	go test ./internal/kfpir -run '^$$' -fuzz '^FuzzParseCompile$$' -fuzztime 10s
+	go test ./internal/artifactpath -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 10s
 	go test ./internal/naming -run '^$$' -fuzz '^FuzzName$$' -fuzztime 10s
 	go test ./internal/naming -run '^$$' -fuzz '^FuzzCompact$$' -fuzztime 10s
 	go test ./internal/naming -run '^$$' -fuzz '^FuzzLabelValue$$' -fuzztime 10s

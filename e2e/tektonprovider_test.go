@@ -69,7 +69,7 @@ spec:
   provider: kfp
   image: %s
   framework: {name: static, parameters: {pipelineFile: /pipeline.yaml}}
-`, images["DEMO_PIPELINE_IMAGE"]))
+`, images["DEMO_PIPELINE_DIGEST_REF"]))
 	create(t, ns, `
 kind: Experiment
 metadata: {name: tuning}
@@ -158,6 +158,19 @@ spec:
 		_, _, m := condition(get(t, "Run", ns, "typo"), "Ready")
 		return strings.Contains(m, `"rowz": the pipeline has no such input parameter`), m
 	})
+
+	// Deletes go through the provider too: the Run's PipelineRun, then every
+	// version's Tekton Pipeline.
+	remove(t, "Run", ns, "train")
+	waitFor(t, 3*time.Minute, "Run train and its PipelineRun deleted", func() (bool, string) {
+		err := cl.Get(context.Background(), client.ObjectKeyFromObject(&pr), &tektonv1.PipelineRun{})
+		return get(t, "Run", ns, "train") == nil && err != nil, fmt.Sprintf("PipelineRun: %v", err)
+	})
+	remove(t, "Pipeline", ns, "demo-ml")
+	waitFor(t, 3*time.Minute, "Pipeline demo-ml and its Tekton Pipeline deleted", func() (bool, string) {
+		require.NoError(t, cl.List(context.Background(), &versions, client.InNamespace(ns), client.MatchingLabels{"pipelines.kubeflow.org/pipeline": "demo-ml"}))
+		return get(t, "Pipeline", ns, "demo-ml") == nil && len(versions.Items) == 0, fmt.Sprintf("%d Tekton Pipelines", len(versions.Items))
+	})
 }
 
 // TestScheduledRunsAreOnePerScheduledTime: a RunSchedule's CronJob (run by
@@ -173,7 +186,7 @@ spec:
   provider: kfp
   image: %s
   framework: {name: static, parameters: {pipelineFile: /pipeline.yaml}}
-`, images["DEMO_PIPELINE_IMAGE"]))
+`, images["DEMO_PIPELINE_DIGEST_REF"]))
 	create(t, ns, `
 kind: RunSchedule
 metadata: {name: every-minute}
@@ -234,4 +247,122 @@ spec:
 		require.NoError(t, cl.List(context.Background(), &l, client.InNamespace(ns)))
 		return len(l.Items) == 0, fmt.Sprintf("%d CronJobs", len(l.Items))
 	})
+}
+
+// TestRunConfigurationChain: RunConfiguration examples runs the demo
+// pipeline every minute; report is triggered by its success and takes its
+// model's location as a parameter. The operator is down while examples'
+// first run completes: report still runs exactly once for it, with the
+// artifact's location, through the Tekton provider.
+func TestRunConfigurationChain(t *testing.T) {
+	ns := namespace(t, "e2e-chain")
+	tektonProvider(t, ns)
+	for name, file := range map[string]string{"demo-ml": "/pipeline.yaml", "consumer": "/consumer.yaml"} {
+		create(t, ns, fmt.Sprintf(`
+kind: Pipeline
+metadata: {name: %s}
+spec:
+  provider: kfp
+  image: %s
+  framework: {name: static, parameters: {pipelineFile: %s}}
+`, name, images["DEMO_PIPELINE_DIGEST_REF"], file))
+	}
+	create(t, ns, `
+kind: RunConfiguration
+metadata: {name: report}
+spec:
+  run:
+    provider: kfp
+    pipeline: consumer
+    parameters:
+    - name: model_uri
+      valueFrom: {runConfigurationRef: {name: examples, outputArtifact: model}}
+  triggers:
+    runConfigurations: [examples]
+`)
+	create(t, ns, `
+kind: RunConfiguration
+metadata: {name: examples}
+spec:
+  run:
+    provider: kfp
+    pipeline: demo-ml
+    parameters: [{name: rows, value: "100"}]
+    artifacts: [{name: model, path: "train:model:0"}]
+  triggers:
+    schedules: [{cronExpression: "* * * * *"}]
+`)
+	waitFor(t, 4*time.Minute, "RunConfiguration examples synchronised", func() (bool, string) {
+		return synchronised(get(t, "RunConfiguration", ns, "examples"))
+	})
+
+	// The operator goes down; the CronJob (kube-controller-manager) and
+	// Tekton run examples' first scheduled run without it.
+	scale := func(replicas string) {
+		run(t, "kubectl", "--kubeconfig", filepath.Join(root, "bin", "kubeconfig"), "scale", "deployment/kfp-tekton-operator",
+			"-n", "kfp-tekton-operator", "--replicas="+replicas)
+	}
+	scale("0")
+	t.Cleanup(func() { scale("2") })
+	var first tektonv1.PipelineRun
+	waitFor(t, 4*time.Minute, "examples' first scheduled run succeeded while the operator is down", func() (bool, string) {
+		var l tektonv1.PipelineRunList
+		require.NoError(t, cl.List(context.Background(), &l, client.InNamespace(ns), client.MatchingLabels{"pipelines.kubeflow.org/runconfiguration": "examples"}))
+		for _, pr := range l.Items {
+			if succeededCondition(&pr) == "True" {
+				first = pr
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d runs, none succeeded", len(l.Items))
+	})
+	scale("2")
+
+	var location string
+	waitFor(t, 3*time.Minute, "examples records its latest succeeded run", func() (bool, string) {
+		rc := get(t, "RunConfiguration", ns, "examples")
+		arts, _, _ := unstructured.NestedSlice(rc.Object, "status", "latestRuns", "succeeded", "artifacts")
+		if len(arts) == 0 {
+			return false, "no latestRuns.succeeded artifacts"
+		}
+		location, _ = arts[0].(map[string]any)["location"].(string)
+		return true, ""
+	})
+	// The first run to be recorded may be a later one if several ended while the operator was down.
+	assert.True(t, strings.HasPrefix(location, "file:///kfp/artifacts/"), location)
+	assert.True(t, strings.HasSuffix(location, "/train/model"), location)
+
+	var downstream unstructured.Unstructured
+	waitFor(t, 3*time.Minute, "report triggered", func() (bool, string) {
+		runs := list(t, ns, "Run")
+		for _, r := range runs {
+			if r.GetLabels()["pipelines.kubeflow.org/trigger"] == "runConfiguration" {
+				downstream = r
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d Runs", len(runs))
+	})
+	waitFor(t, 4*time.Minute, "report's run Succeeded", func() (bool, string) {
+		state, msg := completionState(get(t, "Run", ns, downstream.GetName()))
+		return state == "Succeeded", state + ": " + msg
+	})
+	r := get(t, "Run", ns, downstream.GetName())
+	id, _, _ := unstructured.NestedString(r.Object, "status", "provider", "id")
+	dep, _, _ := unstructured.NestedString(r.Object, "status", "dependencies", "runConfigurations", "examples", "providerId")
+	logs := tkn(t, "pipelinerun", "logs", id, "-n", ns)
+	assert.Contains(t, logs, "[report : main] model = file:///kfp/artifacts/"+dep+"/train/model", "the upstream artifact's location as the parameter")
+	t.Logf("examples' first run %s; report ran for upstream run %s", first.Name, dep)
+
+	// Exactly one downstream Run per upstream run.
+	perUpstream := map[string]int{}
+	for _, r := range list(t, ns, "Run") {
+		if r.GetLabels()["pipelines.kubeflow.org/trigger"] == "runConfiguration" {
+			perUpstream[r.GetLabels()["pipelines.kubeflow.org/trigger.source"]]++
+		}
+	}
+	for source, n := range perUpstream {
+		assert.Equal(t, 1, n, "Runs for upstream run %s", source)
+	}
+	remove(t, "RunConfiguration", ns, "examples") // stop its schedule
 }

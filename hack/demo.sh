@@ -50,7 +50,7 @@ kubectl delete run demo-run -n team-a --ignore-not-found --wait=true >/dev/null
 applied=$SECONDS
 for f in config/samples/*.yaml; do
   [ "$(basename "$f")" = provider.yaml ] && continue
-  sed "s#ghcr.io/kfp-tekton-operator/demo-pipeline:1.0#$DEMO_PIPELINE_IMAGE#" "$f" | kubectl apply -n team-a -f -
+  sed "s#ghcr.io/kfp-tekton-operator/demo-pipeline:1.0#$DEMO_PIPELINE_DIGEST_REF#" "$f" | kubectl apply -n team-a -f -
 done
 echo "waiting for every resource to be synchronised: the pipeline compiled and uploaded as a Tekton Pipeline..."
 kubectl wait -n team-a --for=condition=Ready --timeout=300s \

@@ -33,9 +33,12 @@ static_compiler=$(image --file /compiler="$out/static-compiler" --push "$registr
 # The demo ML pipeline: its steps' image, then the pipeline image holding the
 # compiled IR that names that image by digest (what the static compiler reads).
 kfp_demo=$(image --file /ko-app/kfp-demo="$out/kfp-demo" --push "$registry/samples/kfp-demo:dev")
-sed "s#image: kfp-demo:latest#image: $kfp_demo#" cmd/kfp-demo/pipeline.yaml >"$out/demo-pipeline.yaml"
-grep -q "$kfp_demo" "$out/demo-pipeline.yaml" || { echo "cmd/kfp-demo/pipeline.yaml names no kfp-demo:latest image" >&2; exit 1; }
-demo_pipeline=$(image --file /pipeline.yaml="$out/demo-pipeline.yaml" --push "$registry/samples/demo-pipeline:1.0")
+for ir in pipeline consumer; do
+  sed "s#image: kfp-demo:latest#image: $kfp_demo#" "cmd/kfp-demo/$ir.yaml" >"$out/demo-$ir.yaml"
+  grep -q "$kfp_demo" "$out/demo-$ir.yaml" || { echo "cmd/kfp-demo/$ir.yaml names no kfp-demo:latest image" >&2; exit 1; }
+done
+demo_pipeline=$(image --file /pipeline.yaml="$out/demo-pipeline.yaml" --file /consumer.yaml="$out/demo-consumer.yaml" \
+  --push "$registry/samples/demo-pipeline:1.0")
 cat >"$bin/images.env" <<ENV
 REGISTRY=$registry
 OPERATOR_IMAGE=$operator
@@ -50,6 +53,8 @@ DEMO_PIPELINE_DIGEST_REF=$demo_pipeline
 ENV
 echo "images pushed in $((SECONDS - started)) s: $operator"
 
+# Helm installs a chart's CRDs but never upgrades them: apply the current ones first.
+kubectl apply --server-side --force-conflicts -f config/crd/bases >/dev/null
 "$bin/helm" upgrade --install kfp-tekton-operator config/helm/kfp-tekton-operator \
   --namespace kfp-tekton-operator --create-namespace \
   --set image.repository="${operator%@*}" --set image.digest="${operator#*@}" \

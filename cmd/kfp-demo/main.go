@@ -7,13 +7,16 @@
 //	kfp-demo train --dataset PATH --rows N --learning-rate F --epochs E --model PATH --model-uri URI
 //	kfp-demo evaluate --dataset PATH --model PATH --accuracy FILE
 //	kfp-demo fail --message M
+//	kfp-demo show --name N --value V
 //
 // generate writes a seeded synthetic binary-classification dataset (CSV
 // x1,x2,label); train fits a logistic regression by stochastic gradient
 // descent and writes it as JSON; evaluate reports the model's accuracy on the
 // dataset. FILE arguments are Tekton result files and receive the bare
 // value, without a newline. fail prints M on stderr and exits 1, so tests
-// can make a failing task from the same image. DEMO_LOG_LEVEL (info, the
+// can make a failing task from the same image. show prints "N = V", the
+// one step of consumer.yaml, a pipeline that reports a parameter it was
+// given (in the demo, an upstream run's artifact location). DEMO_LOG_LEVEL (info, the
 // default, or debug) sets how much train logs.
 package main
 
@@ -44,7 +47,7 @@ func (f failure) Error() string { return string(f) }
 
 func run(args []string, stdout io.Writer, getenv func(string) string) error {
 	if len(args) == 0 {
-		return errors.New("usage: kfp-demo generate|train|evaluate|fail [flags]")
+		return errors.New("usage: kfp-demo generate|train|evaluate|show|fail [flags]")
 	}
 	switch args[0] {
 	case "generate":
@@ -53,6 +56,13 @@ func run(args []string, stdout io.Writer, getenv func(string) string) error {
 		return trainCmd(args[1:], stdout, getenv)
 	case "evaluate":
 		return evaluateCmd(args[1:], stdout)
+	case "show":
+		f, err := parseFlags("show", args[1:], "name", "value")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%s = %s\n", f["name"], f["value"])
+		return err
 	case "fail":
 		f, err := parseFlags("fail", args[1:], "message")
 		if err != nil {
@@ -60,5 +70,5 @@ func run(args []string, stdout io.Writer, getenv func(string) string) error {
 		}
 		return failure(f["message"])
 	}
-	return fmt.Errorf("unknown command %q (want generate, train, evaluate or fail)", args[0])
+	return fmt.Errorf("unknown command %q (want generate, train, evaluate, show or fail)", args[0])
 }

@@ -157,3 +157,18 @@ func runTask(t *testing.T, pt tektonv1.PipelineTask, dir, runName string, pipeli
 		pipelineVars["tasks."+pt.Name+".results."+r.Name] = string(data)
 	}
 }
+
+func TestConsumerCompilesAndShows(t *testing.T) {
+	data, err := os.ReadFile("consumer.yaml")
+	require.NoError(t, err)
+	spec, err := kfpir.Parse(data)
+	require.NoError(t, err)
+	p, err := kfpir.Compile(spec, kfpir.Options{Name: "consumer", Namespace: "ns"})
+	require.NoError(t, err)
+	require.Len(t, p.Spec.Tasks, 1)
+	require.Len(t, p.Spec.Params, 1)
+	assert.Equal(t, "model_uri", p.Spec.Params[0].Name)
+	var out strings.Builder
+	require.NoError(t, run([]string{"show", "--name", "model", "--value", "file:///kfp/artifacts/r/train/model"}, &out, os.Getenv))
+	assert.Equal(t, "model = file:///kfp/artifacts/r/train/model\n", out.String())
+}

@@ -53,6 +53,7 @@ func bind(fs *flag.FlagSet, cfg *operator.Config, file *string) {
 	fs.DurationVar(&cfg.RetryBackoffMax.Duration, "retry-backoff-max", cfg.RetryBackoffMax.Duration, "longest wait between retries of a failed operation")
 	fs.DurationVar(&cfg.ArtifactRepositoryTTL.Duration, "artifact-repository-ttl", cfg.ArtifactRepositoryTTL.Duration, "how stale a namespace's artifact-repositories ConfigMap may be when a run is built")
 	fs.IntVar(&cfg.KeepRunsPerOperation, "keep-runs-per-operation", cfg.KeepRunsPerOperation, "finished PipelineRuns of each operation a resource keeps (besides those the operator needs: the newest succeeded create or update, retried failures); 0 keeps all")
+	fs.DurationVar(&cfg.RunCompletionTTL.Duration, "run-completion-ttl", cfg.RunCompletionTTL.Duration, "delete a Run this long after it completed; 0 keeps completed Runs")
 	fs.StringVar(&cfg.TektonNamespace, "tekton-namespace", cfg.TektonNamespace, "namespace of Tekton's feature-flags ConfigMap (default tekton-pipelines)")
 	fs.DurationVar(&cfg.RetryAfter.Duration, "retry-after", cfg.RetryAfter.Duration, "how soon a resource waiting on something outside the operator is looked at again")
 }
@@ -90,6 +91,8 @@ func parseConfig(args []string, extra func(*flag.FlagSet)) (operator.Config, err
 		return cfg, fmt.Errorf("kube-api-qps (%g) and kube-api-burst (%d) must be positive", cfg.KubeAPIQPS, cfg.KubeAPIBurst)
 	case cfg.MaxConcurrentReconciles <= 0:
 		return cfg, fmt.Errorf("max-concurrent-reconciles must be positive, got %d", cfg.MaxConcurrentReconciles)
+	case cfg.RunCompletionTTL.Duration < 0:
+		return cfg, fmt.Errorf("run-completion-ttl must not be negative (0 keeps completed Runs), got %s", cfg.RunCompletionTTL.Duration)
 	case cfg.KeepRunsPerOperation < 0:
 		return cfg, fmt.Errorf("keep-runs-per-operation must not be negative (0 keeps all), got %d", cfg.KeepRunsPerOperation)
 	}

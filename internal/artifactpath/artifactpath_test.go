@@ -12,13 +12,13 @@ func TestParse(t *testing.T) {
 		"train:model:0":                      "",
 		"Pusher:pushed_model:0[pushed == 1]": "",
 		`a:b:3[x >= 0.5 && s == 'p && q' && ok != true && n == "y"]`: "",
-		"train:model":                     "want COMPONENT:OUTPUT:INDEX",
-		"train:model:x":                   "want COMPONENT:OUTPUT:INDEX",
-		"a:b:c:0":                         "want COMPONENT:OUTPUT:INDEX",
-		"train:model:0[]":                 "empty filter",
-		"train:model:0[pushed = 1]":       "want KEY OP VALUE",
-		"train:model:0[s < 'x']":          "compares numbers only",
-		"train:model:0[a == 1 &&]":        "want KEY OP VALUE",
+		"train:model":                      "want COMPONENT:OUTPUT:INDEX",
+		"train:model:x":                    "want COMPONENT:OUTPUT:INDEX",
+		"a:b:c:0":                          "want COMPONENT:OUTPUT:INDEX",
+		"train:model:0[]":                  "empty filter",
+		"train:model:0[pushed = 1]":        "want KEY OP VALUE",
+		"train:model:0[s < 'x']":           "compares numbers only",
+		"train:model:0[a == 1 &&]":         "want KEY OP VALUE",
 		"train:model:99999999999999999999": "too large",
 	} {
 		_, err := Parse(path)
@@ -44,18 +44,18 @@ func TestSelect(t *testing.T) {
 		}}}},
 	}
 	for path, want := range map[string]string{
-		"train:model:0":                     "file:///r/train/model",
-		"train:model:1":                     "",
-		"train:dataset:0":                   "",
-		"eval:model:0":                      "",
-		"Pusher:pushed_model:0":             "gs://a",
+		"train:model:0":                      "file:///r/train/model",
+		"train:model:1":                      "",
+		"train:dataset:0":                    "",
+		"eval:model:0":                       "",
+		"Pusher:pushed_model:0":              "gs://a",
 		"Pusher:pushed_model:0[pushed == 1]": "gs://b",
 		"Pusher:pushed_model:1[pushed == 1]": "gs://c",
-		"Pusher:pushed_model:0[pushed == 1 && stage == 'dev']": "gs://c",
+		"Pusher:pushed_model:0[pushed == 1 && stage == 'dev']":   "gs://c",
 		"Pusher:pushed_model:0[pushed > 0.5 && stage != 'prod']": "gs://c",
-		"Pusher:pushed_model:0[stage == 1]":                   "",
-		"Pusher:pushed_model:0[missing == 1]":                 "",
-		"train:model:0[pushed == 1]":                          "",
+		"Pusher:pushed_model:0[stage == 1]":                      "",
+		"Pusher:pushed_model:0[missing == 1]":                    "",
+		"train:model:0[pushed == 1]":                             "",
 	} {
 		p, err := Parse(path)
 		require.NoError(t, err, path)

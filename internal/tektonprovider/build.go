@@ -184,7 +184,7 @@ func PipelineRunFor(in RunInputs) (*tektonv1.PipelineRun, error) {
 		annotations[k] = v
 	}
 	pr := &tektonv1.PipelineRun{
-		TypeMeta: metav1.TypeMeta{APIVersion: tektonv1.SchemeGroupVersion.String(), Kind: "PipelineRun"},
+		TypeMeta:   metav1.TypeMeta{APIVersion: tektonv1.SchemeGroupVersion.String(), Kind: "PipelineRun"},
 		ObjectMeta: metav1.ObjectMeta{Name: in.Name, Namespace: in.Namespace, Labels: labels, Annotations: annotations},
 		Spec: tektonv1.PipelineRunSpec{
 			PipelineRef: &tektonv1.PipelineRef{Name: in.Pipeline.Name},

@@ -14,11 +14,14 @@ import (
 	"github.com/stretchr/testify/require"
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"knative.dev/pkg/apis"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/completion"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
@@ -118,4 +121,28 @@ func TestRunConfigurationRecordsItsLatestSucceededRun(t *testing.T) {
 	f.Eventually(t, rc, func(c *assert.CollectT) {
 		assert.Equal(c, "nightly-29433180", rc.Status.LatestRuns.Succeeded.ProviderID)
 	})
+}
+
+func TestRetentionDeletesCompletedRunsAfterTheTTL(t *testing.T) {
+	ns := (&fixture.Fixture{CP: cp}).NewNamespace(t)
+	run := &pipelinesv1beta1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "old"},
+		Spec: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "demo"}}
+	require.NoError(t, cp.Client.Create(ctx, run))
+	completed := time.Date(2026, 12, 3, 20, 0, 0, 0, time.UTC)
+	run.Status.CompletionState, run.Status.MarkedCompletedAt = pipelinesv1beta1.CompletionStateSucceeded, &metav1.Time{Time: completed}
+	require.NoError(t, cp.Client.Status().Update(ctx, run))
+
+	now := completed.Add(30 * time.Minute)
+	r := &completion.Retention{Client: cp.Client, TTL: time.Hour, Now: func() time.Time { return now }}
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(run)}
+	res, err := r.Reconcile(ctx, req)
+	require.NoError(t, err)
+	assert.Equal(t, 30*time.Minute, res.RequeueAfter, "looked at again when due")
+	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(run), run), "kept before the TTL")
+
+	now = completed.Add(time.Hour)
+	_, err = r.Reconcile(ctx, req)
+	require.NoError(t, err)
+	err = cp.Client.Get(ctx, client.ObjectKeyFromObject(run), run)
+	assert.True(t, apierrors.IsNotFound(err), "deleted after the TTL: %v", err)
 }

@@ -3,6 +3,7 @@ package completion
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
@@ -62,4 +63,17 @@ func TestTrusted(t *testing.T) {
 	assert.False(t, Trusted(pr, run, ""), "provider unknown")
 	run.Status.Provider.ID = "run-2"
 	assert.False(t, Trusted(pr, run, "team-a"), "not the run the provider reported")
+}
+
+func TestExpiry(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 12, 3, 20, 0, 0, 0, time.UTC))
+	done := &pipelinesv1beta1.Run{}
+	done.Status.CompletionState, done.Status.MarkedCompletedAt = pipelinesv1beta1.CompletionStateSucceeded, &at
+	due, ok := Expiry(done, time.Hour)
+	assert.True(t, ok)
+	assert.Equal(t, at.Add(time.Hour), due)
+	_, ok = Expiry(done, 0)
+	assert.False(t, ok, "off")
+	_, ok = Expiry(&pipelinesv1beta1.Run{}, time.Hour)
+	assert.False(t, ok, "not completed")
 }

@@ -9,3 +9,6 @@ package completion
 // +kubebuilder:rbac:groups=pipelines.kubeflow.org,resources=runs;runconfigurations;providers,verbs=list;watch
 // +kubebuilder:rbac:groups=pipelines.kubeflow.org,resources=runs/status;runconfigurations/status,verbs=patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Completed Runs deleted after runCompletionTTL.
+// +kubebuilder:rbac:groups=pipelines.kubeflow.org,resources=runs,verbs=delete

@@ -83,6 +83,9 @@ type Config struct {
 	// keeps every run; cmd/operator and the chart default to 3. A released
 	// resource's runs are deleted whatever this says.
 	KeepRunsPerOperation int `json:"keepRunsPerOperation,omitempty"`
+	// RunCompletionTTL deletes a Run this long after it completed (its
+	// backend run with it); 0 (the default) keeps completed Runs.
+	RunCompletionTTL metav1.Duration `json:"runCompletionTTL,omitempty"`
 	// ArtifactRepositoryTTL bounds how stale a namespace's
 	// artifact-repositories ConfigMap may be when a run is built (default 10 s).
 	ArtifactRepositoryTTL metav1.Duration `json:"artifactRepositoryTTL,omitempty"`
@@ -149,6 +152,13 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 		func() error {
 			rc := &runconfiguration.Reconciler{Client: mgr.GetClient(), Recorder: engine.Recorder, RetryAfter: engine.RetryAfter}
 			return rc.SetupWithManager(ctx, mgr, opts)
+		},
+		func() error {
+			if cfg.RunCompletionTTL.Duration <= 0 {
+				return nil
+			}
+			retention := &completion.Retention{Client: mgr.GetClient(), TTL: cfg.RunCompletionTTL.Duration, Now: time.Now}
+			return retention.SetupWithManager(mgr, opts)
 		},
 		func() error {
 			done := &completion.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: engine.Recorder}

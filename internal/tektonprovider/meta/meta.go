@@ -25,7 +25,7 @@ const (
 	// LabelRunConfigurationUID is the UID of the RunConfiguration that owns
 	// the run's Run or RunSchedule.
 	LabelRunConfigurationUID = "pipelines.kubeflow.org/runconfiguration.uid"
-	LabelExperiment       = "pipelines.kubeflow.org/experiment"
+	LabelExperiment          = "pipelines.kubeflow.org/experiment"
 
 	// AnnotationResource is "Kind namespace/name" of the resource an object
 	// was made for, whole.
