@@ -54,7 +54,7 @@ for f in config/samples/*.yaml; do
 done
 echo "waiting for every resource to be synchronised: the pipeline compiled and uploaded as a Tekton Pipeline..."
 kubectl wait -n team-a --for=condition=Ready --timeout=300s \
-  pipeline/demo-ml experiment/demo-experiment runschedule/demo-nightly runconfiguration/demo-training run/demo-run
+  pipeline/demo-ml pipeline/demo-consumer experiment/demo-experiment runschedule/demo-nightly runconfiguration/demo-training run/demo-run
 kubectl get pipelines.tekton.dev -n team-a -L pipelines.kubeflow.org/pipeline,pipelines.kubeflow.org/pipeline-version
 
 step "the Run executes the ML pipeline on the node (generate -> train -> evaluate)"
@@ -76,6 +76,23 @@ for _ in $(seq 1 150); do
 done
 [ "$n" -gt 0 ] || { echo "no scheduled run within 150 s" >&2; exit 1; }
 tkn pipelinerun list -n team-a --label pipelines.kubeflow.org/runconfiguration=demo-training --limit 3
+
+step "a dependency: demo-report runs for each succeeded demo-training run, taking its model as a parameter"
+for _ in $(seq 1 180); do
+  latest=$(kubectl get runconfiguration demo-training -n team-a -o jsonpath='{.status.latestRuns.succeeded.providerId}')
+  [ -n "$latest" ] && break
+  sleep 1
+done
+[ -n "$latest" ] || { echo "demo-training recorded no succeeded run within 180 s" >&2; exit 1; }
+kubectl get runconfiguration demo-training -n team-a -o jsonpath='latestRuns.succeeded: {.status.latestRuns.succeeded}{"\n"}'
+for _ in $(seq 1 180); do
+  report=$(kubectl get runs -n team-a -l pipelines.kubeflow.org/trigger=runConfiguration \
+    -o jsonpath='{range .items[?(@.status.completionState=="Succeeded")]}{.status.provider.id}{"\n"}{end}' | head -1)
+  [ -n "$report" ] && break
+  sleep 1
+done
+[ -n "$report" ] || { echo "no demo-report run succeeded within 180 s" >&2; exit 1; }
+tkn pipelinerun logs "$report" -n team-a | grep -F '[report : main]'
 
 step "team-b uses team-a's provider: refused until team-a allows it"
 kubectl create namespace team-b --dry-run=client -o yaml | kubectl apply -f - >/dev/null

@@ -129,6 +129,7 @@ type Dependencies struct {
 
 // RunConfiguration runs a pipeline on schedules and on changes.
 //
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.triggers) || !has(self.spec.triggers.runConfigurations) || !self.spec.triggers.runConfigurations.exists(n, n == self.metadata.name)",message="spec.triggers.runConfigurations must not name the RunConfiguration itself: each of its runs would start another"
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=mlrc,categories=kfp

@@ -121,7 +121,7 @@ type OutputArtifact struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
-	// +kubebuilder:validation:XValidation:rule=`self.matches('^[^:\\[\\]]+:[^:\\[\\]]+:[0-9]+(\\[ *[A-Za-z_][A-Za-z0-9_.]* *(==|!=|<=|>=|<|>) *(\'[^\']*\'|"[^"]*"|-?[0-9]+(\\.[0-9]+)?|true|false)( *&& *[A-Za-z_][A-Za-z0-9_.]* *(==|!=|<=|>=|<|>) *(\'[^\']*\'|"[^"]*"|-?[0-9]+(\\.[0-9]+)?|true|false))* *\\])?$')`,message=`must be COMPONENT:OUTPUT:INDEX or COMPONENT:OUTPUT:INDEX[FILTER], FILTER being KEY OP VALUE joined by &&, OP one of == != < <= > >=, VALUE a number, a quoted string, true or false; e.g. train:model:0 or Pusher:pushed_model:0[pushed == 1]`
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[^:\\[\\]]+:[^:\\[\\]]+:[0-9]+(\\[ *[A-Za-z_][A-Za-z0-9_.]* *((==|!=) *(\'[^\']*\'|"[^"]*"|-?[0-9]+(\\.[0-9]+)?|true|false)|(<=|>=|<|>) *-?[0-9]+(\\.[0-9]+)?)( *&& *[A-Za-z_][A-Za-z0-9_.]* *((==|!=) *(\'[^\']*\'|"[^"]*"|-?[0-9]+(\\.[0-9]+)?|true|false)|(<=|>=|<|>) *-?[0-9]+(\\.[0-9]+)?))* *\\])?$')`,message=`must be COMPONENT:OUTPUT:INDEX or COMPONENT:OUTPUT:INDEX[FILTER], FILTER being KEY OP VALUE joined by &&, OP one of == != < <= > >= (the last four with numbers only), VALUE a number, a quoted string, true or false; e.g. train:model:0 or Pusher:pushed_model:0[pushed == 1]`
 	Path string `json:"path"`
 }
 

@@ -11,8 +11,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"knative.dev/pkg/apis"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
@@ -184,11 +187,11 @@ func TestCronSchedule(t *testing.T) {
 }
 
 func TestScheduledTimeAndWindow(t *testing.T) {
-	due, err := ScheduledTime("nightly-rabc-29433120")
+	due, err := meta.ScheduledTime("nightly-rabc-29433120")
 	require.NoError(t, err)
 	assert.Equal(t, time.Unix(29433120*60, 0).UTC(), due)
 	for _, bad := range []string{"nightly", "nightly-", "nightly-12a", "nightly-+5", "nightly-05"} {
-		_, err := ScheduledTime(bad)
+		_, err := meta.ScheduledTime(bad)
 		assert.Error(t, err, bad)
 	}
 	start := due.Add(-time.Hour)
@@ -232,4 +235,25 @@ func TestNames(t *testing.T) {
 	assert.LessOrEqual(t, len(RunName(res)), 63)
 	assert.NotEqual(t, PipelineVersionName("id", "1"), PipelineVersionName("id", "2"))
 	assert.Equal(t, kfpir.ArtifactsWorkspace, "artifacts")
+}
+
+func TestPrunableRuns(t *testing.T) {
+	run := func(name string, done bool) tektonv1.PipelineRun {
+		pr := tektonv1.PipelineRun{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if done {
+			pr.Status.SetCondition(&apis.Condition{Type: apis.ConditionSucceeded, Status: corev1.ConditionTrue})
+		}
+		return pr
+	}
+	runs := []tektonv1.PipelineRun{run("s-103", true), run("s-101", true), run("s-104", false), run("s-102", false), run("s-100", true)}
+	names := func(prs []*tektonv1.PipelineRun) []string {
+		var out []string
+		for _, pr := range prs {
+			out = append(out, pr.Name)
+		}
+		return out
+	}
+	assert.Equal(t, []string{"s-100"}, names(PrunableRuns(runs, 2)), "the oldest finished beyond 2; unfinished kept")
+	assert.Empty(t, PrunableRuns(runs, 3))
+	assert.Len(t, PrunableRuns(runs, 0), 5, "0: all")
 }

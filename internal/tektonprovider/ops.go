@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
@@ -43,9 +44,14 @@ type Request struct {
 // Do performs the operation and returns the backend id. Its errors are the
 // provider's answer, in words a user can act on.
 func (b *Backend) Do(ctx context.Context, req Request) (string, error) {
-	settings, err := SettingsFrom(req.Config)
-	if err != nil {
-		return "", err
+	var settings Settings
+	if req.Operation != "delete" {
+		// A delete needs none, so a bad parameter never holds a resource's
+		// deletion.
+		var err error
+		if settings, err = SettingsFrom(req.Config); err != nil {
+			return "", err
+		}
 	}
 	switch req.Kind + " " + req.Operation {
 	case "pipeline create", "pipeline update":
@@ -230,7 +236,55 @@ func (b *Backend) deleteSchedule(ctx context.Context, res contract.Resource) (st
 	if err := client.IgnoreNotFound(b.Client.Delete(ctx, &cj, client.PropagationPolicy("Background"))); err != nil {
 		return "", fmt.Errorf("deleting CronJob %s: %w", name, err)
 	}
+	// Then the runs it started (one running stops with its pods).
+	if err := deleteScheduledRuns(ctx, b.Client, b.Namespace, res.Metadata.UID, 0); err != nil {
+		return "", err
+	}
 	return name, nil
+}
+
+// KeepScheduledRuns is how many finished runs of a schedule the trigger
+// keeps; older ones are deleted (their artifacts stay in the repository).
+const KeepScheduledRuns = 10
+
+// deleteScheduledRuns deletes the runs of the RunSchedule with uid but the
+// newest keep finished ones (and, when keep > 0, any unfinished one).
+func deleteScheduledRuns(ctx context.Context, c client.Client, namespace, uid string, keep int) error {
+	var list tektonv1.PipelineRunList
+	if err := c.List(ctx, &list, client.InNamespace(namespace),
+		client.MatchingLabels{meta.LabelManagedBy: meta.ManagedBy, meta.LabelRunScheduleUID: uid}); err != nil {
+		return fmt.Errorf("listing the schedule's runs: %w", err)
+	}
+	for _, pr := range PrunableRuns(list.Items, keep) {
+		if err := client.IgnoreNotFound(c.Delete(ctx, pr)); err != nil {
+			return fmt.Errorf("deleting PipelineRun %s: %w", pr.Name, err)
+		}
+	}
+	return nil
+}
+
+// PrunableRuns are the runs to delete so that the newest keep finished
+// ones stay; keep 0 means all of them.
+func PrunableRuns(runs []tektonv1.PipelineRun, keep int) []*tektonv1.PipelineRun {
+	if keep == 0 {
+		out := make([]*tektonv1.PipelineRun, len(runs))
+		for i := range runs {
+			out[i] = &runs[i]
+		}
+		return out
+	}
+	var finished []*tektonv1.PipelineRun
+	for i := range runs {
+		if runs[i].IsDone() {
+			finished = append(finished, &runs[i])
+		}
+	}
+	// Scheduled runs are named after their minute: newest last by name.
+	sort.Slice(finished, func(i, j int) bool { return finished[i].Name < finished[j].Name })
+	if len(finished) <= keep {
+		return nil
+	}
+	return finished[:len(finished)-keep]
 }
 
 // createOrReplace creates obj, or replaces the spec, labels and
@@ -242,6 +296,13 @@ func (b *Backend) createOrReplace(ctx context.Context, obj, existing client.Obje
 	}
 	if err := b.Client.Get(ctx, client.ObjectKeyFromObject(obj), existing); err != nil {
 		return err
+	}
+	// Replace only what this provider made for the same resource.
+	for _, key := range []string{meta.LabelPipelineID, meta.LabelRunScheduleUID} {
+		if want := obj.GetLabels()[key]; want != "" && existing.GetLabels()[key] != want {
+			return fmt.Errorf("%s exists and was not made for this resource (label %s is %q): not replacing it",
+				obj.GetName(), key, existing.GetLabels()[key])
+		}
 	}
 	obj.SetResourceVersion(existing.GetResourceVersion())
 	return b.Client.Update(ctx, obj)
@@ -255,7 +316,7 @@ const AnnotationScheduledTime = "pipelines.kubeflow.org/scheduled-time"
 // time outside the schedule's window creates nothing. It reports whether
 // it created the run.
 func Trigger(ctx context.Context, c client.Client, template *tektonv1.PipelineRun, jobName string, start, end time.Time) (bool, error) {
-	due, err := ScheduledTime(jobName)
+	due, err := meta.ScheduledTime(jobName)
 	if err != nil {
 		return false, err
 	}
@@ -270,7 +331,19 @@ func Trigger(ctx context.Context, c client.Client, template *tektonv1.PipelineRu
 	pr.Annotations[AnnotationScheduledTime] = due.Format(time.RFC3339)
 	err = c.Create(ctx, pr)
 	if apierrors.IsAlreadyExists(err) {
+		// A retried Job: the run is there, if it is this schedule's.
+		var existing tektonv1.PipelineRun
+		if err := c.Get(ctx, client.ObjectKeyFromObject(pr), &existing); err != nil {
+			return false, err
+		}
+		if uid := pr.Labels[meta.LabelRunScheduleUID]; existing.Labels[meta.LabelRunScheduleUID] != uid {
+			return false, fmt.Errorf("a PipelineRun named %s exists that was not made for this schedule", pr.Name)
+		}
 		return false, nil
 	}
-	return err == nil, err
+	if err != nil {
+		return false, err
+	}
+	// Bound what the schedule leaves behind.
+	return true, deleteScheduledRuns(ctx, c, pr.Namespace, pr.Labels[meta.LabelRunScheduleUID], KeepScheduledRuns)
 }

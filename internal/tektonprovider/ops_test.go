@@ -172,37 +172,35 @@ func TestScheduleLifecycleAndTrigger(t *testing.T) {
 	assert.Equal(t, job, runs.Items[0].Name)
 	assert.Equal(t, "training", runs.Items[0].Labels[meta.LabelRunConfiguration])
 
-	_, err = b.Do(ctx, Request{Kind: "runschedule", Operation: "delete", Resource: res, Config: config(nil)})
+	// A run of that name made for another schedule is not taken for its own.
+	other := template.DeepCopy()
+	other.Labels[meta.LabelRunScheduleUID] = "another-schedule"
+	_, err = Trigger(ctx, cp.Client, other, job, time.Time{}, time.Time{})
+	assert.ErrorContains(t, err, "not made for this schedule")
+
+	// A bad parameter does not hold a delete; the delete takes the schedule's runs with it.
+	bad := config(map[string]string{ParamArtifactsStorage: `"x"`})
+	_, err = b.Do(ctx, Request{Kind: "runschedule", Operation: "delete", Resource: res, Config: bad})
 	require.NoError(t, err)
 	err = cp.Client.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: name}, &cj)
 	assert.True(t, apierrors.IsNotFound(err), "deleted: %v", err)
+	require.NoError(t, cp.Client.List(ctx, &runs, client.InNamespace(b.Namespace), client.MatchingLabels{meta.LabelRunScheduleUID: "rs-uid"}))
+	assert.Empty(t, runs.Items, "the schedule's runs go with it")
 }
 
-func TestExperimentsAreStableIDs(t *testing.T) {
-	b := backend(t)
-	res := contract.Resource{Kind: "Experiment", Metadata: contract.Metadata{Name: "exp", Namespace: "team-a"}}
-	for _, op := range []string{"create", "update", "delete"} {
-		id, err := b.Do(ctx, Request{Kind: "experiment", Operation: op, Resource: res, Config: config(nil)})
-		require.NoError(t, err)
-		assert.Equal(t, "team-a/exp", id)
-	}
-}
-
-func TestRunUsesResolvedParameters(t *testing.T) {
+func TestAnotherResourcesObjectsAreNotReplaced(t *testing.T) {
 	b := backend(t)
 	id := uploaded(t, b, "1.0")
-	spec := pipelinesv1beta1.RunSpec{Parameters: []pipelinesv1beta1.RuntimeParameter{{Name: "rows", ValueFrom: &pipelinesv1beta1.ValueFrom{
-		RunConfigurationRef: pipelinesv1beta1.RunConfigurationRef{Name: "upstream", OutputArtifact: "count"}}}}}
-	res := runResource(t, "RunSchedule", "downstream", "run-uid-2", id, pipelinesv1beta1.RunScheduleSpec{RunSpec: spec,
-		Schedule: pipelinesv1beta1.Schedule{CronExpression: "@daily"}})
+	spec := pipelinesv1beta1.RunScheduleSpec{RunSpec: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "demo"},
+		Schedule: pipelinesv1beta1.Schedule{CronExpression: "@daily"}}
+	res := runResource(t, "RunSchedule", "nightly", "rs-1", id, spec)
+	// Someone else's CronJob already has the name.
+	squatter := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: b.Namespace, Name: CronJobName(res)},
+		Spec: batchv1.CronJobSpec{Schedule: "@daily", JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
+			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "x"}}}}}}}}
+	require.NoError(t, cp.Client.Create(ctx, squatter))
 	_, err := b.Do(ctx, Request{Kind: "runschedule", Operation: "create", Resource: res, Config: config(nil)})
-	assert.ErrorContains(t, err, "valueFrom was not resolved", "a schedule's parameters are not resolved")
-	res = runResource(t, "Run", "downstream", "run-uid-2", id, spec)
-	res.Parameters = []contract.Parameter{{Name: "rows", Value: "77"}}
-	name, err := b.Do(ctx, Request{Kind: "run", Operation: "create", Resource: res, Config: config(nil)})
-	require.NoError(t, err)
-	var pr tektonv1.PipelineRun
-	require.NoError(t, cp.Client.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: name}, &pr))
-	require.Len(t, pr.Spec.Params, 1)
-	assert.Equal(t, "77", pr.Spec.Params[0].Value.StringVal)
+	assert.ErrorContains(t, err, "was not made for this resource")
+	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(squatter), squatter))
+	assert.Equal(t, "x", squatter.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image, "left as it was")
 }

@@ -39,21 +39,6 @@ func CronSchedule(expr string) (string, *string, error) {
 	return strings.Join(fields, " "), tz, nil
 }
 
-// ScheduledTime reads the scheduled time from the name the CronJob
-// controller gives a Job: the CronJob's name, "-", and the scheduled time
-// in minutes since the Unix epoch.
-func ScheduledTime(jobName string) (time.Time, error) {
-	i := strings.LastIndexByte(jobName, '-')
-	var minutes int64
-	if i < 0 {
-		return time.Time{}, fmt.Errorf("job name %q has no scheduled time", jobName)
-	}
-	if _, err := fmt.Sscanf(jobName[i+1:], "%d", &minutes); err != nil || fmt.Sprint(minutes) != jobName[i+1:] {
-		return time.Time{}, fmt.Errorf("job name %q does not end in the scheduled minute", jobName)
-	}
-	return time.Unix(minutes*60, 0).UTC(), nil
-}
-
 // InWindow says whether a run scheduled at t falls within the schedule's
 // start and end times (either may be zero: no bound).
 func InWindow(t, start, end time.Time) bool {

@@ -2,13 +2,12 @@ package completion
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"strings"
 	"time"
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -43,15 +42,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !pr.IsDone() {
 		return ctrl.Result{}, nil
 	}
+	var result ctrl.Result
+	var runErr, rcErr error
+	if pr.Labels[meta.LabelRunUID] != "" {
+		result, runErr = r.completeRun(ctx, &pr)
+	}
 	if pr.Labels[meta.LabelRunConfigurationUID] != "" {
-		if err := r.recordSucceeded(ctx, &pr); err != nil {
-			return ctrl.Result{}, err
-		}
+		rcErr = r.recordSucceeded(ctx, &pr)
 	}
-	if pr.Labels[meta.LabelRunUID] == "" {
-		return ctrl.Result{}, nil
-	}
-	return r.completeRun(ctx, &pr)
+	return result, errors.Join(runErr, rcErr)
 }
 
 // completeRun sets the completion of the Run the PipelineRun was made for.
@@ -113,6 +112,9 @@ func (r *Reconciler) recordSucceeded(ctx context.Context, pr *tektonv1.PipelineR
 	if string(rc.UID) != pr.Labels[meta.LabelRunConfigurationUID] {
 		return nil
 	}
+	if reported, err := r.reportedFor(ctx, pr, &rc); err != nil || !reported {
+		return err
+	}
 	var p pipelinesv1beta1.Provider
 	if err := r.Client.Get(ctx, lifecycle.ProviderKey(rc.Spec.Run.Provider, rc.Namespace), &p); err != nil {
 		return client.IgnoreNotFound(err)
@@ -120,13 +122,13 @@ func (r *Reconciler) recordSucceeded(ctx context.Context, pr *tektonv1.PipelineR
 	if p.Status.WorkflowNamespace == "" || pr.Namespace != p.Status.WorkflowNamespace {
 		return nil
 	}
-	components, err := Components(pr.Annotations[meta.AnnotationOutputs], pr.Name)
-	if err != nil {
-		r.Recorder.Eventf(&rc, pr, corev1.EventTypeWarning, "ArtifactsUnreadable", "Record", "PipelineRun %s: %v", pr.Name, err)
-	}
+	components, unreadable := Components(pr.Annotations[meta.AnnotationOutputs], pr.Name)
 	next, missing := LatestSucceeded(rc.Status.LatestRuns.Succeeded, pr.Name, *pr.Status.CompletionTime, components, rc.Spec.Run.Artifacts)
 	if next == nil {
 		return nil
+	}
+	if unreadable != nil {
+		r.Recorder.Eventf(&rc, pr, corev1.EventTypeWarning, "ArtifactsUnreadable", "Record", "PipelineRun %s: %v", pr.Name, unreadable)
 	}
 	// Optimistic lock: of two runs ending together, the later must win.
 	patch := client.MergeFromWithOptions(rc.DeepCopy(), client.MergeFromWithOptimisticLock{})
@@ -139,6 +141,45 @@ func (r *Reconciler) recordSucceeded(ctx context.Context, pr *tektonv1.PipelineR
 			"run %s succeeded without the artifacts %s that spec.run.artifacts names", pr.Name, strings.Join(missing, ", "))
 	}
 	return nil
+}
+
+// reportedFor says whether pr is a run the provider reported for a Run or
+// RunSchedule that rc owns: the Run's status.provider.id, or a run the
+// RunSchedule's CronJob (its status.provider.id) named after a scheduled
+// minute. Labels alone could be written by anyone who can create
+// PipelineRuns in the namespace.
+func (r *Reconciler) reportedFor(ctx context.Context, pr *tektonv1.PipelineRun, rc *pipelinesv1beta1.RunConfiguration) (bool, error) {
+	kind, ref, _ := strings.Cut(pr.Annotations[meta.AnnotationResource], " ")
+	ns, name, ok := strings.Cut(ref, "/")
+	if !ok || ns != rc.Namespace {
+		return false, nil
+	}
+	var obj interface {
+		client.Object
+		CommonStatus() *pipelinesv1beta1.Status
+	}
+	var uidLabel string
+	switch kind {
+	case "Run":
+		obj, uidLabel = &pipelinesv1beta1.Run{}, meta.LabelRunUID
+	case "RunSchedule":
+		obj, uidLabel = &pipelinesv1beta1.RunSchedule{}, meta.LabelRunScheduleUID
+	default:
+		return false, nil
+	}
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, obj); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	owner := metav1.GetControllerOf(obj)
+	if string(obj.GetUID()) != pr.Labels[uidLabel] || owner == nil || owner.UID != rc.UID {
+		return false, nil
+	}
+	id := obj.CommonStatus().Provider.ID
+	if kind == "Run" {
+		return id != "" && id == pr.Name, nil
+	}
+	_, err := meta.ScheduledTime(pr.Name)
+	return id != "" && strings.HasPrefix(pr.Name, id+"-") && err == nil, nil
 }
 
 // runOf finds the Run a PipelineRun was made for, by the annotation the
@@ -181,11 +222,10 @@ func (r *Reconciler) failedTasks(ctx context.Context, pr *tektonv1.PipelineRun) 
 		}
 		var tr tektonv1.TaskRun
 		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: pr.Namespace, Name: child.Name}, &tr)
-		if apierrors.IsNotFound(err) {
-			continue
-		}
 		if err != nil {
-			return nil, fmt.Errorf("reading TaskRun %s: %w", child.Name, err)
+			// Gone, or not readable here: the run's own message says enough.
+			ctrl.LoggerFrom(ctx).Info("cannot read a failed run's TaskRun", "taskRun", child.Name, "error", err.Error())
+			continue
 		}
 		if c := tr.Status.GetCondition(apis.ConditionSucceeded); c != nil && c.Status == corev1.ConditionFalse {
 			failed = append(failed, FailedTask{Name: child.PipelineTaskName, Message: c.Message})

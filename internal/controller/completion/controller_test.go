@@ -86,12 +86,14 @@ func TestUntrustedPipelineRunsCompleteNothing(t *testing.T) {
 
 // scheduledRun is a PipelineRun as a RunSchedule's CronJob makes it for a
 // RunConfiguration, succeeded at completed.
-func scheduledRun(t *testing.T, ns, name string, rc *pipelinesv1beta1.RunConfiguration, completed time.Time) {
+func scheduledRun(t *testing.T, ns, name string, rs *pipelinesv1beta1.RunSchedule, rc *pipelinesv1beta1.RunConfiguration, completed time.Time) {
 	pr := &tektonv1.PipelineRun{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
-			Labels: map[string]string{meta.LabelManagedBy: meta.ManagedBy, meta.LabelRunConfigurationUID: string(rc.UID)},
+			Labels: map[string]string{meta.LabelManagedBy: meta.ManagedBy, meta.LabelRunConfigurationUID: string(rc.UID),
+				meta.LabelRunScheduleUID: string(rs.UID)},
 			Annotations: map[string]string{meta.AnnotationRunConfiguration: rc.Namespace + "/" + rc.Name,
-				meta.AnnotationOutputs: `[{"component":"train","output":"model","uri":"file:///kfp/artifacts/$(context.pipelineRun.name)/train/model"}]`}},
+				meta.AnnotationResource: "RunSchedule " + rs.Namespace + "/" + rs.Name,
+				meta.AnnotationOutputs:  `[{"component":"train","output":"model","uri":"file:///kfp/artifacts/$(context.pipelineRun.name)/train/model"}]`}},
 		Spec: tektonv1.PipelineRunSpec{PipelineRef: &tektonv1.PipelineRef{Name: "demo"}},
 	}
 	require.NoError(t, cp.Client.Create(ctx, pr))
@@ -102,13 +104,30 @@ func scheduledRun(t *testing.T, ns, name string, rc *pipelinesv1beta1.RunConfigu
 
 func TestRunConfigurationRecordsItsLatestSucceededRun(t *testing.T) {
 	f := fixture.Setup(t, cp)
+	f.SyncedPipeline(t, "demo")
 	rc := &pipelinesv1beta1.RunConfiguration{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "training"},
 		Spec: pipelinesv1beta1.RunConfigurationSpec{Run: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "demo",
-			Artifacts: []pipelinesv1beta1.OutputArtifact{{Name: "model", Path: "train:model:0"}}}}}
+			Artifacts: []pipelinesv1beta1.OutputArtifact{{Name: "model", Path: "train:model:0"}}},
+			Triggers: pipelinesv1beta1.Triggers{Schedules: []pipelinesv1beta1.Schedule{{CronExpression: "@daily"}}}}}
 	require.NoError(t, cp.Client.Create(ctx, rc))
+	// Its RunSchedule, created in the backend as CronJob "nightly".
+	var rs pipelinesv1beta1.RunSchedule
+	require.Eventually(t, func() bool {
+		var l pipelinesv1beta1.RunScheduleList
+		_ = cp.Client.List(ctx, &l, client.InNamespace(f.NS))
+		if len(l.Items) == 0 {
+			return false
+		}
+		rs = l.Items[0]
+		return true
+	}, fixture.Wait, fixture.Tick)
+	f.Finish(t, f.EventuallyRun(t, &rs, 1, lifecycle.OpCreate), true, "nightly", "", "")
+	f.Eventually(t, &rs, func(c *assert.CollectT) { assert.Equal(c, "nightly", rs.Status.Provider.ID) })
+
 	now := time.Now()
-	scheduledRun(t, f.NewNamespace(t), "forged", rc, now.Add(time.Hour)) // not the provider's namespace
-	scheduledRun(t, f.NS, "nightly-29433120", rc, now)
+	scheduledRun(t, f.NewNamespace(t), "nightly-29433150", &rs, rc, now.Add(time.Hour)) // not the provider's namespace
+	scheduledRun(t, f.NS, "other-29433160", &rs, rc, now.Add(time.Hour))               // not the CronJob's
+	scheduledRun(t, f.NS, "nightly-29433120", &rs, rc, now)
 	f.Eventually(t, rc, func(c *assert.CollectT) {
 		latest := rc.Status.LatestRuns.Succeeded
 		if assert.NotNil(c, latest) {
@@ -116,8 +135,8 @@ func TestRunConfigurationRecordsItsLatestSucceededRun(t *testing.T) {
 			assert.Equal(c, []pipelinesv1beta1.Artifact{{Name: "model", Location: "file:///kfp/artifacts/nightly-29433120/train/model"}}, latest.Artifacts)
 		}
 	})
-	scheduledRun(t, f.NS, "nightly-29433000", rc, now.Add(-time.Hour)) // an older run, seen late
-	scheduledRun(t, f.NS, "nightly-29433180", rc, now.Add(time.Hour))
+	scheduledRun(t, f.NS, "nightly-29433000", &rs, rc, now.Add(-time.Hour)) // an older run, seen late
+	scheduledRun(t, f.NS, "nightly-29433180", &rs, rc, now.Add(time.Hour))
 	f.Eventually(t, rc, func(c *assert.CollectT) {
 		assert.Equal(c, "nightly-29433180", rc.Status.LatestRuns.Succeeded.ProviderID)
 	})

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -48,8 +49,7 @@ func Components(outputsJSON, runName string) ([]artifactpath.Component, error) {
 // did not (or whose path is malformed).
 func LatestSucceeded(current *pipelinesv1beta1.RunReference, providerID string, completedAt metav1.Time,
 	components []artifactpath.Component, wanted []pipelinesv1beta1.OutputArtifact) (next *pipelinesv1beta1.RunReference, missing []string) {
-	if current != nil && (current.ProviderID == providerID ||
-		current.CompletedAt != nil && !completedAt.After(current.CompletedAt.Time)) {
+	if current != nil && (current.ProviderID == providerID || current.CompletedAt != nil && earlier(completedAt.Time, providerID, current)) {
 		return nil, nil
 	}
 	next = &pipelinesv1beta1.RunReference{ProviderID: providerID, CompletedAt: &completedAt}
@@ -67,4 +67,12 @@ func LatestSucceeded(current *pipelinesv1beta1.RunReference, providerID string, 
 		next.Artifacts = append(next.Artifacts, pipelinesv1beta1.Artifact{Name: w.Name, Location: uri})
 	}
 	return next, missing
+}
+
+// earlier says whether a run that ended at t is older than current. Times
+// have whole seconds: of two runs ending in the same second, the one with
+// the greater id (a scheduled run's names the later minute) counts as later.
+func earlier(t time.Time, providerID string, current *pipelinesv1beta1.RunReference) bool {
+	c := current.CompletedAt.Time
+	return t.Before(c) || t.Equal(c) && providerID < current.ProviderID
 }

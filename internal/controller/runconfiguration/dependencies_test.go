@@ -112,3 +112,20 @@ func TestValueFromWaitsForThenResolvesTheUpstreamArtifact(t *testing.T) {
 		assert.Equal(c, "run-9", run.Status.Dependencies.RunConfigurations["examples"].ProviderID)
 	})
 }
+
+func TestTriggerCyclesAreRefused(t *testing.T) {
+	f := fixture.Setup(t, cp)
+	syncedPipeline(t, f)
+	rc := func(name, triggeredBy string) *pipelinesv1beta1.RunConfiguration {
+		return &pipelinesv1beta1.RunConfiguration{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: name},
+			Spec: pipelinesv1beta1.RunConfigurationSpec{Run: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "penguin"},
+				Triggers: pipelinesv1beta1.Triggers{RunConfigurations: []string{triggeredBy}}}}
+	}
+	a, b := rc("a", "b"), rc("b", "a")
+	require.NoError(t, cp.Client.Create(ctx, a))
+	require.NoError(t, cp.Client.Create(ctx, b))
+	succeeded(t, a, "run-1", "file:///x")
+	f.Eventually(t, b, fixture.ReadyMessageContains(b, "form a cycle (b ← a ← b"))
+	f.Eventually(t, a, fixture.ReadyMessageContains(a, "form a cycle (a ← b ← a"))
+	assert.Empty(t, ownedRuns(t, b, runconfiguration.TriggerRunConfiguration), "nothing fired")
+}

@@ -132,6 +132,18 @@ func (r *Reconciler) synchronize(ctx context.Context, rc *pipelinesv1beta1.RunCo
 		}
 		rc.Status.TriggeredRunSpecVersion = runSpecVersion
 	}
+	cycle, err := r.triggerCycle(ctx, rc)
+	if err != nil {
+		return outcome.Retry(err), err
+	}
+	if cycle != nil {
+		// Firing would start runs forever; the watch on the others wakes it
+		// once the cycle is broken.
+		setReport(rc, status.Failed(pipelinesv1beta1.ReasonInvalidSpec, fmt.Sprintf(
+			"triggers.runConfigurations form a cycle (%s, each triggered by the next): each run would start another forever; remove one of them",
+			strings.Join(cycle, " ← "))), true)
+		return outcome.DoneOutcome(), nil
+	}
 	if err := r.fireUpstreamTriggers(ctx, rc, *runSpec); err != nil {
 		return outcome.Retry(err), err
 	}
@@ -222,6 +234,25 @@ func (r *Reconciler) fireUpstreamTriggers(ctx context.Context, rc *pipelinesv1be
 		}
 	}
 	return nil
+}
+
+// triggerCycle finds a cycle of triggers.runConfigurations through rc
+// among the RunConfigurations of its namespace.
+func (r *Reconciler) triggerCycle(ctx context.Context, rc *pipelinesv1beta1.RunConfiguration) ([]string, error) {
+	if len(rc.Spec.Triggers.RunConfigurations) == 0 {
+		return nil, nil
+	}
+	list := &pipelinesv1beta1.RunConfigurationList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(rc.Namespace)); err != nil {
+		return nil, err
+	}
+	upstreams := map[string][]string{rc.Name: rc.Spec.Triggers.RunConfigurations}
+	for _, other := range list.Items {
+		if other.Name != rc.Name {
+			upstreams[other.Name] = other.Spec.Triggers.RunConfigurations
+		}
+	}
+	return triggerCycle(rc.Name, upstreams), nil
 }
 
 // recordDependencies notes, for each RunConfiguration a valueFrom

@@ -3,6 +3,12 @@
 // controller reads them (without linking the compiler into the operator).
 package meta
 
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
 // Labels on what the Tekton provider creates, so `kubectl get` and
 // `tkn pr list -l …` find a resource's objects. Values longer than a label
 // allows are shortened with a hash (naming.LabelValue); annotations keep
@@ -51,4 +57,19 @@ type OutputArtifact struct {
 	Output string `json:"output"`
 	// URI is where a run stores it, with RunNamePlaceholder for the run.
 	URI string `json:"uri"`
+}
+
+// ScheduledTime reads the scheduled time from the name the CronJob
+// controller gives a Job: the CronJob's name, "-", and the scheduled time
+// in minutes since the Unix epoch.
+func ScheduledTime(jobName string) (time.Time, error) {
+	i := strings.LastIndexByte(jobName, '-')
+	var minutes int64
+	if i < 0 {
+		return time.Time{}, fmt.Errorf("job name %q has no scheduled time", jobName)
+	}
+	if _, err := fmt.Sscanf(jobName[i+1:], "%d", &minutes); err != nil || fmt.Sprint(minutes) != jobName[i+1:] {
+		return time.Time{}, fmt.Errorf("job name %q does not end in the scheduled minute", jobName)
+	}
+	return time.Unix(minutes*60, 0).UTC(), nil
 }
