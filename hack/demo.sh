@@ -36,6 +36,9 @@ step "install the Tekton provider into team-a (provider chart; Pod Security 'res
 kubectl create namespace team-a --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 kubectl label namespace team-a pod-security.kubernetes.io/enforce=restricted --overwrite >/dev/null
 echo "artifact volume: $(./hack/local-volume.sh team-a kfp-artifacts)"
+# A previous demo's team-b Experiment goes first, while team-a's provider still
+# admits team-b (its deletion needs that; the install below resets the list).
+kubectl delete experiment shared-experiment -n team-b --ignore-not-found --wait=true >/dev/null 2>&1 || true
 helm upgrade --install kfp config/helm/kfp-tekton-provider --namespace team-a \
   -f config/provider/values.yaml \
   --set provider.image="$TEKTON_PROVIDER_IMAGE" \
@@ -96,7 +99,6 @@ tkn pipelinerun logs "$report" -n team-a | grep -F '[report : main]'
 
 step "team-b uses team-a's provider: refused until team-a allows it"
 kubectl create namespace team-b --dry-run=client -o yaml | kubectl apply -f - >/dev/null
-kubectl delete experiment shared-experiment -n team-b --ignore-not-found --wait=true >/dev/null
 kubectl apply -n team-b -f - <<'YAML'
 apiVersion: pipelines.kubeflow.org/v1beta1
 kind: Experiment
