@@ -126,7 +126,7 @@ func TestRunConfigurationRecordsItsLatestSucceededRun(t *testing.T) {
 
 	now := time.Now()
 	scheduledRun(t, f.NewNamespace(t), "nightly-29433150", &rs, rc, now.Add(time.Hour)) // not the provider's namespace
-	scheduledRun(t, f.NS, "other-29433160", &rs, rc, now.Add(time.Hour))               // not the CronJob's
+	scheduledRun(t, f.NS, "other-29433160", &rs, rc, now.Add(time.Hour))                // not the CronJob's
 	scheduledRun(t, f.NS, "nightly-29433120", &rs, rc, now)
 	f.Eventually(t, rc, func(c *assert.CollectT) {
 		latest := rc.Status.LatestRuns.Succeeded
