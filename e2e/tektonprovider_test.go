@@ -26,6 +26,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/naming"
 )
 
 // tektonProvider installs the Tekton provider "kfp" with the provider chart,
@@ -50,6 +52,20 @@ func tektonProvider(t *testing.T, ns string) string {
 	return dir
 }
 
+// demoPipeline creates Pipeline name of the demo pipeline image, compiled
+// by the static compiler from the IR file there.
+func demoPipeline(t *testing.T, ns, name, file string) {
+	t.Helper()
+	create(t, ns, fmt.Sprintf(`
+kind: Pipeline
+metadata: {name: %s}
+spec:
+  provider: kfp
+  image: %s
+  framework: {name: static, parameters: {pipelineFile: %s}}
+`, name, images["DEMO_PIPELINE_DIGEST_REF"], file))
+}
+
 func completionState(obj *unstructured.Unstructured) (string, string) {
 	if obj == nil {
 		return "", ""
@@ -62,14 +78,7 @@ func completionState(obj *unstructured.Unstructured) (string, string) {
 func TestTektonProviderRunsTheDemoPipeline(t *testing.T) {
 	ns := namespace(t, "e2e-tekton")
 	volume := tektonProvider(t, ns)
-	create(t, ns, fmt.Sprintf(`
-kind: Pipeline
-metadata: {name: demo-ml}
-spec:
-  provider: kfp
-  image: %s
-  framework: {name: static, parameters: {pipelineFile: /pipeline.yaml}}
-`, images["DEMO_PIPELINE_DIGEST_REF"]))
+	demoPipeline(t, ns, "demo-ml", "/pipeline.yaml")
 	create(t, ns, `
 kind: Experiment
 metadata: {name: tuning}
@@ -179,14 +188,7 @@ spec:
 func TestScheduledRunsAreOnePerScheduledTime(t *testing.T) {
 	ns := namespace(t, "e2e-schedule")
 	tektonProvider(t, ns)
-	create(t, ns, fmt.Sprintf(`
-kind: Pipeline
-metadata: {name: demo-ml}
-spec:
-  provider: kfp
-  image: %s
-  framework: {name: static, parameters: {pipelineFile: /pipeline.yaml}}
-`, images["DEMO_PIPELINE_DIGEST_REF"]))
+	demoPipeline(t, ns, "demo-ml", "/pipeline.yaml")
 	create(t, ns, `
 kind: RunSchedule
 metadata: {name: every-minute}
@@ -235,11 +237,11 @@ spec:
 	assert.Contains(t, string(out), "created false")
 	count := 0
 	for _, pr := range scheduled() {
-		if pr.Name == first.Name {
+		if pr.Annotations["pipelines.kubeflow.org/scheduled-time"] == first.Annotations["pipelines.kubeflow.org/scheduled-time"] {
 			count++
 		}
 	}
-	assert.Equal(t, 1, count, "one run for the scheduled time")
+	assert.Equal(t, 1, count, "one run for the scheduled time %s", first.Annotations["pipelines.kubeflow.org/scheduled-time"])
 
 	remove(t, "RunSchedule", ns, "every-minute")
 	waitFor(t, 2*time.Minute, "the CronJob removed with the RunSchedule", func() (bool, string) {
@@ -257,16 +259,8 @@ spec:
 func TestRunConfigurationChain(t *testing.T) {
 	ns := namespace(t, "e2e-chain")
 	tektonProvider(t, ns)
-	for name, file := range map[string]string{"demo-ml": "/pipeline.yaml", "consumer": "/consumer.yaml"} {
-		create(t, ns, fmt.Sprintf(`
-kind: Pipeline
-metadata: {name: %s}
-spec:
-  provider: kfp
-  image: %s
-  framework: {name: static, parameters: {pipelineFile: %s}}
-`, name, images["DEMO_PIPELINE_DIGEST_REF"], file))
-	}
+	demoPipeline(t, ns, "demo-ml", "/pipeline.yaml")
+	demoPipeline(t, ns, "consumer", "/consumer.yaml")
 	create(t, ns, `
 kind: RunConfiguration
 metadata: {name: report}
@@ -354,15 +348,20 @@ spec:
 	assert.Contains(t, logs, "[report : main] model = file:///kfp/artifacts/"+dep+"/train/model", "the upstream artifact's location as the parameter")
 	t.Logf("examples' first run %s; report ran for upstream run %s", first.Name, dep)
 
-	// Exactly one downstream Run per upstream run.
-	perUpstream := map[string]int{}
-	for _, r := range list(t, ns, "Run") {
-		if r.GetLabels()["pipelines.kubeflow.org/trigger"] == "runConfiguration" {
-			perUpstream[r.GetLabels()["pipelines.kubeflow.org/trigger.source"]]++
+	// Every downstream Run is for a distinct upstream run that succeeded.
+	var upstream tektonv1.PipelineRunList
+	require.NoError(t, cl.List(context.Background(), &upstream, client.InNamespace(ns), client.MatchingLabels{"pipelines.kubeflow.org/runconfiguration": "examples"}))
+	succeeded := map[string]bool{} // by the trigger.source label a Run for that upstream run carries
+	for _, pr := range upstream.Items {
+		if succeededCondition(&pr) == "True" {
+			succeeded[naming.LabelValue("examples/"+pr.Name)] = true
 		}
 	}
-	for source, n := range perUpstream {
-		assert.Equal(t, 1, n, "Runs for upstream run %s", source)
+	for _, r := range list(t, ns, "Run") {
+		if r.GetLabels()["pipelines.kubeflow.org/trigger"] == "runConfiguration" {
+			source := r.GetLabels()["pipelines.kubeflow.org/trigger.source"]
+			assert.True(t, succeeded[source], "Run %s was triggered by %s, a succeeded run of examples", r.GetName(), source)
+		}
 	}
 	remove(t, "RunConfiguration", ns, "examples") // stop its schedule
 }

@@ -28,6 +28,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/compilerinject"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
@@ -54,7 +56,7 @@ func main() {
 func run(args []string, log io.Writer) error {
 	// One argument not starting with "-" is the inject-compiler step's DIR.
 	if len(args) == 1 && !strings.HasPrefix(args[0], "-") {
-		return inject(args[0])
+		return compilerinject.Self(args[0])
 	}
 	fs := flag.NewFlagSet("compile.sh", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -70,31 +72,6 @@ func run(args []string, log io.Writer) error {
 		return errors.New("--pipeline_config and --output_file are required")
 	}
 	return compile(*configPath, *outputPath, log)
-}
-
-// inject copies this binary to DIR/compile.sh. It reads /proc/self/exe,
-// not os.Args[0], which need not be a path to the binary.
-func inject(dir string) error {
-	self, err := os.Open("/proc/self/exe")
-	if err != nil {
-		return err
-	}
-	defer self.Close()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	out, err := os.OpenFile(filepath.Join(dir, "compile.sh"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(out, self)
-	if err == nil {
-		err = out.Chmod(0o755) // whatever the umask: the compile step runs it
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // compile checks the IR file the pipeline config names and writes it,

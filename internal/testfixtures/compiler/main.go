@@ -16,18 +16,18 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/compilerinject"
 
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 func main() {
 	if len(os.Args) == 2 && !strings.HasPrefix(os.Args[1], "-") {
-		if err := inject(os.Args[1]); err != nil {
+		if err := compilerinject.Self(os.Args[1]); err != nil {
 			fmt.Fprintln(os.Stderr, "fixture compiler:", err)
 			os.Exit(1)
 		}
@@ -37,25 +37,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "fixture compiler:", err)
 		os.Exit(1)
 	}
-}
-
-func inject(dir string) error {
-	self, err := os.Open("/proc/self/exe")
-	if err != nil {
-		return err
-	}
-	defer self.Close()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	out, err := os.OpenFile(filepath.Join(dir, "compile.sh"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, self); err != nil {
-		return err
-	}
-	return out.Close()
 }
 
 func compile(args []string) error {
