@@ -52,11 +52,13 @@ type Resource struct {
 	// Pipeline is the pipeline a Run or RunSchedule runs, resolved from
 	// spec.pipeline: absent for other kinds and for deletes.
 	Pipeline *PipelineRef `json:"pipeline,omitempty"`
-	// Parameters are, for a Run, its spec.parameters with every valueFrom
-	// resolved to the upstream artifact's location (an optional one that
-	// could not be resolved is left out; absent: none); a provider uses
-	// them rather than spec.parameters. Absent for other kinds.
-	Parameters []Parameter `json:"parameters,omitempty"`
+	// Parameters are present only for a Run whose spec.parameters use
+	// valueFrom: all its parameters, each valueFrom resolved to the upstream
+	// artifact's location (an optional one that could not be resolved is
+	// left out, so the list may be empty). When present, a provider uses
+	// them rather than spec.parameters; absent, spec.parameters hold only
+	// values.
+	Parameters *[]Parameter `json:"parameters,omitempty"`
 }
 
 // Parameter is a run parameter's name and value.

@@ -127,11 +127,10 @@ func (b *Backend) runTemplate(ctx context.Context, res contract.Resource, settin
 	if err != nil {
 		return nil, err
 	}
-	if res.Kind == "Run" {
-		// The operator resolved valueFrom: these are the run's parameters
-		// (none when absent).
+	if res.Parameters != nil {
+		// The operator resolved valueFrom: these are the run's parameters.
 		spec.Parameters = nil
-		for _, param := range res.Parameters {
+		for _, param := range *res.Parameters {
 			spec.Parameters = append(spec.Parameters, pipelinesv1beta1.RuntimeParameter{Name: param.Name, Value: param.Value})
 		}
 	}

@@ -204,3 +204,31 @@ func TestAnotherResourcesObjectsAreNotReplaced(t *testing.T) {
 	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(squatter), squatter))
 	assert.Equal(t, "x", squatter.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image, "left as it was")
 }
+
+func TestRunUsesResolvedParameters(t *testing.T) {
+	b := backend(t)
+	id := uploaded(t, b, "1.0")
+	spec := pipelinesv1beta1.RunSpec{Parameters: []pipelinesv1beta1.RuntimeParameter{{Name: "rows", ValueFrom: &pipelinesv1beta1.ValueFrom{
+		RunConfigurationRef: pipelinesv1beta1.RunConfigurationRef{Name: "upstream", OutputArtifact: "count"}}}}}
+	res := runResource(t, "RunSchedule", "downstream", "run-uid-2", id, pipelinesv1beta1.RunScheduleSpec{RunSpec: spec,
+		Schedule: pipelinesv1beta1.Schedule{CronExpression: "@daily"}})
+	_, err := b.Do(ctx, Request{Kind: "runschedule", Operation: "create", Resource: res, Config: config(nil)})
+	assert.ErrorContains(t, err, "valueFrom was not resolved", "a schedule's parameters are not resolved")
+
+	res = runResource(t, "Run", "downstream", "run-uid-2", id, spec)
+	res.Parameters = &[]contract.Parameter{{Name: "rows", Value: "77"}}
+	name, err := b.Do(ctx, Request{Kind: "run", Operation: "create", Resource: res, Config: config(nil)})
+	require.NoError(t, err)
+	var pr tektonv1.PipelineRun
+	require.NoError(t, cp.Client.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: name}, &pr))
+	require.Len(t, pr.Spec.Params, 1)
+	assert.Equal(t, "77", pr.Spec.Params[0].Value.StringVal)
+
+	// Resolved to nothing (an optional one left out): no params, not the spec's valueFrom.
+	res = runResource(t, "Run", "downstream-2", "run-uid-3", id, spec)
+	res.Parameters = &[]contract.Parameter{}
+	name, err = b.Do(ctx, Request{Kind: "run", Operation: "create", Resource: res, Config: config(nil)})
+	require.NoError(t, err)
+	require.NoError(t, cp.Client.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: name}, &pr))
+	assert.Empty(t, pr.Spec.Params)
+}

@@ -116,13 +116,18 @@ func (r *Reconciler[T]) startRun(ctx context.Context, obj T, o Observation, a Ac
 	return nil
 }
 
-// resolvedParameters are the parameters a create or update runs with, nil
-// for deletes and kinds that resolve none.
-func resolvedParameters(o Observation, op string) []contract.Parameter {
-	if o.Resolved == nil || op == OpDelete {
+// resolvedParameters are the parameters a create or update runs with when
+// any was resolved from valueFrom; nil otherwise (the spec's values are
+// all, and sending them twice would double the resource's size).
+func resolvedParameters(o Observation, op string) *[]contract.Parameter {
+	if o.Resolved == nil || op == OpDelete || !o.Resolved.UsesValueFrom {
 		return nil
 	}
-	return o.Resolved.Parameters
+	params := o.Resolved.Parameters
+	if params == nil {
+		params = []contract.Parameter{}
+	}
+	return &params
 }
 
 // recordDependencies notes in the status which upstream runs a create or

@@ -25,6 +25,8 @@ type Resolved struct {
 	Missing []string
 	// Omitted names the optional parameters left out.
 	Omitted []string
+	// UsesValueFrom: some parameter is resolved from valueFrom.
+	UsesValueFrom bool
 }
 
 // ResolveParameters resolves params against the RunConfigurations found
@@ -36,6 +38,7 @@ func ResolveParameters(params []pipelinesv1beta1.RuntimeParameter, upstream map[
 			r.Parameters = append(r.Parameters, contract.Parameter{Name: p.Name, Value: p.Value})
 			continue
 		}
+		r.UsesValueFrom = true
 		ref := p.ValueFrom.RunConfigurationRef
 		location, why := artifactOf(upstream[ref.Name], ref)
 		switch {

@@ -60,7 +60,7 @@ type runRequest struct {
 	artifacts *ArtifactLocation
 	pipeline  *contract.PipelineRef // the pipeline a Run or RunSchedule runs
 	// parameters are a Run's, valueFrom resolved; nil for other kinds
-	parameters []contract.Parameter
+	parameters *[]contract.Parameter
 	extra      tektonv1.Params
 	now        time.Time
 	timeout    time.Duration

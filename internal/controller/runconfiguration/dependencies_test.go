@@ -106,11 +106,22 @@ func TestValueFromWaitsForThenResolvesTheUpstreamArtifact(t *testing.T) {
 	require.NoError(t, err)
 	var res contract.Resource
 	require.NoError(t, json.Unmarshal(data, &res))
+	require.NotNil(t, res.Parameters, "present: the spec uses valueFrom")
 	assert.Equal(t, []contract.Parameter{{Name: "epochs", Value: "3"}, {Name: "data", Value: "file:///kfp/artifacts/run-9/generate/examples"}},
-		res.Parameters, "resolved; the optional one left out")
+		*res.Parameters, "resolved; the optional one left out")
 	f.Eventually(t, run, func(c *assert.CollectT) {
 		assert.Equal(c, "run-9", run.Status.Dependencies.RunConfigurations["examples"].ProviderID)
 	})
+
+	// Without valueFrom the values are only in the spec: the resource is not twice their size.
+	plain := &pipelinesv1beta1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "plain"},
+		Spec: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "penguin", Parameters: []pipelinesv1beta1.RuntimeParameter{{Name: "epochs", Value: "3"}}}}
+	require.NoError(t, cp.Client.Create(ctx, plain))
+	data, err = contract.DecodeParam(fixture.Params(f.EventuallyRun(t, plain, 1, lifecycle.OpCreate))[taskdef.ParamResource])
+	require.NoError(t, err)
+	var plainRes contract.Resource
+	require.NoError(t, json.Unmarshal(data, &plainRes))
+	assert.Nil(t, plainRes.Parameters)
 }
 
 func TestTriggerCyclesAreRefused(t *testing.T) {
