@@ -115,12 +115,9 @@ func (r *Reconciler) recordSucceeded(ctx context.Context, pr *tektonv1.PipelineR
 	if reported, err := r.reportedFor(ctx, pr, &rc); err != nil || !reported {
 		return err
 	}
-	var p pipelinesv1beta1.Provider
-	if err := r.Client.Get(ctx, lifecycle.ProviderKey(rc.Spec.Run.Provider, rc.Namespace), &p); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	if p.Status.WorkflowNamespace == "" || pr.Namespace != p.Status.WorkflowNamespace {
-		return nil
+	ns, err := r.workflowNamespaceOf(ctx, lifecycle.ProviderKey(rc.Spec.Run.Provider, rc.Namespace))
+	if err != nil || ns == "" || pr.Namespace != ns {
+		return err
 	}
 	components, unreadable := Components(pr.Annotations[meta.AnnotationOutputs], pr.Name)
 	next, missing := LatestSucceeded(rc.Status.LatestRuns.Succeeded, pr.Name, *pr.Status.CompletionTime, components, rc.Spec.Run.Artifacts)
@@ -203,12 +200,17 @@ func (r *Reconciler) runOf(ctx context.Context, pr *tektonv1.PipelineRun) (*pipe
 // workflowNamespace is where the Run's provider runs its workflows; empty
 // when the provider is gone or not resolved yet.
 func (r *Reconciler) workflowNamespace(ctx context.Context, run *pipelinesv1beta1.Run) (string, error) {
-	ns, name, ok := strings.Cut(run.Status.Provider.Name, "/")
-	if !ok {
+	if !strings.Contains(run.Status.Provider.Name, "/") {
 		return "", nil
 	}
+	return r.workflowNamespaceOf(ctx, lifecycle.ProviderKey(pipelinesv1beta1.ProviderReference(run.Status.Provider.Name), run.Namespace))
+}
+
+// workflowNamespaceOf is where Provider key runs its workflows; empty when
+// it is gone or not resolved yet.
+func (r *Reconciler) workflowNamespaceOf(ctx context.Context, key types.NamespacedName) (string, error) {
 	var p pipelinesv1beta1.Provider
-	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &p); err != nil {
+	if err := r.Client.Get(ctx, key, &p); err != nil {
 		return "", client.IgnoreNotFound(err)
 	}
 	return p.Status.WorkflowNamespace, nil

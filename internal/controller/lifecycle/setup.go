@@ -72,10 +72,7 @@ func (r *Reconciler[T]) SetupWithManager(ctx context.Context, mgr ctrl.Manager, 
 		}
 		// Only a new latest succeeded run can resolve what a run waits for.
 		b = b.Watches(&pipelinesv1beta1.RunConfiguration{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(list, IndexDependency)),
-			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-				return !equality.Semantic.DeepEqual(e.ObjectOld.(*pipelinesv1beta1.RunConfiguration).Status.LatestRuns,
-					e.ObjectNew.(*pipelinesv1beta1.RunConfiguration).Status.LatestRuns)
-			}}))
+			builder.WithPredicates(LatestRunsChanged))
 	}
 	return b.WithOptions(opts).Named(r.Kind.Name).Complete(r)
 }
@@ -125,3 +122,11 @@ func onlyUsersChanged(old, updated *pipelinesv1beta1.Provider) bool {
 	a.ManagedFields, b.ManagedFields = nil, nil
 	return equality.Semantic.DeepEqual(a, b)
 }
+
+// LatestRunsChanged passes RunConfiguration updates that change
+// status.latestRuns: only a new latest run can resolve a dependency or
+// fire a trigger.
+var LatestRunsChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+	return !equality.Semantic.DeepEqual(e.ObjectOld.(*pipelinesv1beta1.RunConfiguration).Status.LatestRuns,
+		e.ObjectNew.(*pipelinesv1beta1.RunConfiguration).Status.LatestRuns)
+}}

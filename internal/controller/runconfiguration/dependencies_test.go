@@ -42,12 +42,19 @@ func syncedPipeline(t *testing.T, f *fixture.Fixture) {
 	f.Eventually(t, p, fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(p))
 }
 
+// examples creates the upstream RunConfiguration "examples".
+func examples(t *testing.T, f *fixture.Fixture) *pipelinesv1beta1.RunConfiguration {
+	t.Helper()
+	rc := &pipelinesv1beta1.RunConfiguration{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "examples"},
+		Spec: pipelinesv1beta1.RunConfigurationSpec{Run: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "penguin"}}}
+	require.NoError(t, cp.Client.Create(ctx, rc))
+	return rc
+}
+
 func TestUpstreamSuccessTriggersOneRunEach(t *testing.T) {
 	f := fixture.Setup(t, cp)
 	syncedPipeline(t, f)
-	upstream := &pipelinesv1beta1.RunConfiguration{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "examples"},
-		Spec: pipelinesv1beta1.RunConfigurationSpec{Run: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "penguin"}}}
-	require.NoError(t, cp.Client.Create(ctx, upstream))
+	upstream := examples(t, f)
 	training := &pipelinesv1beta1.RunConfiguration{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "training"},
 		Spec: pipelinesv1beta1.RunConfigurationSpec{
 			Run:      pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "penguin"},
@@ -87,9 +94,7 @@ func TestUpstreamSuccessTriggersOneRunEach(t *testing.T) {
 func TestValueFromWaitsForThenResolvesTheUpstreamArtifact(t *testing.T) {
 	f := fixture.Setup(t, cp)
 	syncedPipeline(t, f)
-	upstream := &pipelinesv1beta1.RunConfiguration{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "examples"},
-		Spec: pipelinesv1beta1.RunConfigurationSpec{Run: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "penguin"}}}
-	require.NoError(t, cp.Client.Create(ctx, upstream))
+	upstream := examples(t, f)
 	run := &pipelinesv1beta1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "train"},
 		Spec: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "penguin", Parameters: []pipelinesv1beta1.RuntimeParameter{
 			{Name: "epochs", Value: "3"},

@@ -35,7 +35,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -411,34 +410,28 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		For(&pipelinesv1beta1.RunConfiguration{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&pipelinesv1beta1.RunSchedule{}).
 		Owns(&pipelinesv1beta1.Run{}).
-		Watches(&pipelinesv1beta1.Pipeline{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, p client.Object) []reconcile.Request {
-			list := &pipelinesv1beta1.RunConfigurationList{}
-			if err := r.Client.List(ctx, list, client.InNamespace(p.GetNamespace()), client.MatchingFields{indexPipeline: p.GetName()}); err != nil {
-				return nil
-			}
-			reqs := make([]reconcile.Request, len(list.Items))
-			for i := range list.Items {
-				reqs[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])}
-			}
-			return reqs
-		})).
+		Watches(&pipelinesv1beta1.Pipeline{}, handler.EnqueueRequestsFromMapFunc(r.referencing(indexPipeline))).
 		// An upstream RunConfiguration's new latest succeeded run fires
 		// triggers.runConfigurations and changes status.dependencies.
-		Watches(&pipelinesv1beta1.RunConfiguration{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, up client.Object) []reconcile.Request {
-			list := &pipelinesv1beta1.RunConfigurationList{}
-			if err := r.Client.List(ctx, list, client.InNamespace(up.GetNamespace()), client.MatchingFields{indexUpstream: up.GetName()}); err != nil {
-				return nil
-			}
-			reqs := make([]reconcile.Request, len(list.Items))
-			for i := range list.Items {
-				reqs[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])}
-			}
-			return reqs
-		}), builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-			return !equality.Semantic.DeepEqual(e.ObjectOld.(*pipelinesv1beta1.RunConfiguration).Status.LatestRuns,
-				e.ObjectNew.(*pipelinesv1beta1.RunConfiguration).Status.LatestRuns)
-		}})).
+		Watches(&pipelinesv1beta1.RunConfiguration{}, handler.EnqueueRequestsFromMapFunc(r.referencing(indexUpstream)),
+			builder.WithPredicates(lifecycle.LatestRunsChanged)).
 		WithOptions(opts).
 		Named("runconfiguration").
 		Complete(r)
+}
+
+// referencing maps an object to the RunConfigurations of its namespace
+// that name it (through index).
+func (r *Reconciler) referencing(index string) handler.MapFunc {
+	return func(ctx context.Context, referenced client.Object) []reconcile.Request {
+		list := &pipelinesv1beta1.RunConfigurationList{}
+		if err := r.Client.List(ctx, list, client.InNamespace(referenced.GetNamespace()), client.MatchingFields{index: referenced.GetName()}); err != nil {
+			return nil
+		}
+		reqs := make([]reconcile.Request, len(list.Items))
+		for i := range list.Items {
+			reqs[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])}
+		}
+		return reqs
+	}
 }
