@@ -74,6 +74,7 @@ fuzz: ## Run every fuzz target briefly (findings land in testdata/fuzz; go test 
 	go test ./internal/naming -run '^$$' -fuzz '^FuzzName$$' -fuzztime 10s
 	go test ./internal/naming -run '^$$' -fuzz '^FuzzCompact$$' -fuzztime 10s
 	go test ./internal/naming -run '^$$' -fuzz '^FuzzLabelValue$$' -fuzztime 10s
+	go test ./internal/runcompletion -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 10s
 
 .PHONY: bench-cluster
 bench-cluster: ## Figures of the local real cluster (pod, TaskRun, operation latency; memory); run after make demo.

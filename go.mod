@@ -3,6 +3,7 @@ module github.com/kfp-tekton-operator/kfp-tekton-operator
 go 1.26.8
 
 require (
+	github.com/cloudevents/sdk-go/v2 v2.16.2
 	github.com/google/go-containerregistry v0.22.1
 	github.com/google/go-containerregistry/pkg/authn/kubernetes v0.0.0-20260224031529-85f2bf5f7303
 	github.com/kubeflow/pipelines/api v0.0.0-20250102152816-873e9dedd766

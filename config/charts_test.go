@@ -41,6 +41,7 @@ import (
 	"knative.dev/pkg/apis"
 	duckv1 "knative.dev/pkg/apis/duck/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
@@ -605,4 +606,31 @@ func TestChartRBACIsEnoughForEveryLifecycle(t *testing.T) {
 	taskList := &tektonv1.TaskList{}
 	require.NoError(t, cp.Client.List(ctx, taskList, client.InNamespace(ns)))
 	assert.Empty(t, taskList.Items)
+}
+
+// The chart's configuration file is what the operator reads: every key
+// known (strict), the events settings and sinks where the values put them.
+func TestOperatorChartConfigIsTheOperatorsConfig(t *testing.T) {
+	rendered := helm(t, "template", "op", "config/helm/kfp-tekton-operator", "--namespace", "kfp-tekton-operator",
+		"--set", "eventSinks[0].name=serving,eventSinks[0].url=http://updater.serving.svc/events", "--set", "events.tls.secretName=events-tls")
+	var cfg operator.Config
+	var service bool
+	for _, u := range objects(t, rendered) {
+		switch {
+		case u.GetKind() == "ConfigMap":
+			data, _, _ := unstructured.NestedString(u.Object, "data", "config.yaml")
+			require.NoError(t, sigsyaml.UnmarshalStrict([]byte(data), &cfg), data)
+		case u.GetKind() == "Service" && u.GetName() == "kfp-tekton-operator-events":
+			ports, _, _ := unstructured.NestedSlice(u.Object, "spec", "ports")
+			require.Len(t, ports, 1)
+			assert.EqualValues(t, 443, ports[0].(map[string]any)["port"], "TLS: https on 443")
+			service = true
+		}
+	}
+	assert.True(t, service, "the events Service")
+	assert.Equal(t, []operator.EventSink{{Name: "serving", URL: "http://updater.serving.svc/events"}}, cfg.EventSinks)
+	assert.Equal(t, ":8082", cfg.EventsBindAddress)
+	assert.Equal(t, operator.DefaultEventsTokenAudience, cfg.EventsTokenAudience)
+	assert.Equal(t, "/etc/kfp-tekton-operator-events-tls", cfg.EventsCertDir)
+	assert.NoError(t, operator.ValidateEventSinks(cfg.EventSinks))
 }

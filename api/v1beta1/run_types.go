@@ -37,6 +37,11 @@ type RunStatus struct {
 	// run's valueFrom parameters were resolved from.
 	// +optional
 	Dependencies Dependencies `json:"dependencies,omitempty"`
+
+	// CompletionEvents holds this run's completion CloudEvent until every
+	// configured sink has taken it.
+	// +optional
+	CompletionEvents CompletionEvents `json:"completionEvents,omitempty"`
 }
 
 // Run is one execution of a pipeline. Its spec cannot change after creation.

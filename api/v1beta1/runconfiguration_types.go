@@ -71,6 +71,12 @@ type RunConfigurationStatus struct {
 	// valueFrom parameters resolve to.
 	// +optional
 	Dependencies Dependencies `json:"dependencies,omitempty"`
+
+	// CompletionEvents holds the completion CloudEvents of the scheduled runs
+	// (those of its RunSchedules, which have no Run) until every configured
+	// sink has taken them.
+	// +optional
+	CompletionEvents CompletionEvents `json:"completionEvents,omitempty"`
 }
 
 // LatestRuns are a RunConfiguration's most recent runs by outcome.

@@ -1,6 +1,10 @@
 package v1beta1
 
-import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+import (
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 // PipelineReference names a Pipeline as "name" (its newest version) or
 // "name:version": the name a DNS-1123 subdomain, the version up to 128
@@ -9,6 +13,12 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // +kubebuilder:validation:MaxLength=382
 // +kubebuilder:validation:XValidation:rule=`self.matches('^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$')`,message=`must be NAME or NAME:VERSION (NAME a DNS-1123 name; VERSION up to 128 letters, digits, '_', '.' or '-', not starting with '.' or '-'), e.g. penguin or penguin:v1`
 type PipelineReference string
+
+// Name is the referenced Pipeline's name, without the version.
+func (p PipelineReference) Name() string {
+	name, _, _ := strings.Cut(string(p), ":")
+	return name
+}
 
 // RunSpec is what to run: a pipeline version with parameters. Run,
 // RunSchedule and RunConfiguration share it.

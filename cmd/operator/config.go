@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,6 +29,8 @@ func defaults() operator.Config {
 		OperationTimeout:        metav1.Duration{Duration: 15 * time.Minute},
 		ArtifactRepositoryTTL:   metav1.Duration{Duration: 10 * time.Second},
 		KeepRunsPerOperation:    3,
+		EventsBindAddress:       ":8082",
+		EventsTokenAudience:     operator.DefaultEventsTokenAudience,
 	}
 }
 
@@ -55,6 +58,17 @@ func bind(fs *flag.FlagSet, cfg *operator.Config, file *string) {
 	fs.IntVar(&cfg.KeepRunsPerOperation, "keep-runs-per-operation", cfg.KeepRunsPerOperation, "finished PipelineRuns of each operation a resource keeps (besides those the operator needs: the newest succeeded create or update, retried failures); 0 keeps all")
 	fs.DurationVar(&cfg.RunCompletionTTL.Duration, "run-completion-ttl", cfg.RunCompletionTTL.Duration, "delete a Run this long after it completed; 0 keeps completed Runs")
 	fs.StringVar(&cfg.TektonNamespace, "tekton-namespace", cfg.TektonNamespace, "namespace of Tekton's feature-flags ConfigMap (default tekton-pipelines)")
+	fs.Func("event-sink", "NAME=URL of an HTTP sink for run-completion CloudEvents; repeat for more (adds to the config file's)", func(v string) error {
+		name, u, ok := strings.Cut(v, "=")
+		if !ok {
+			return fmt.Errorf("%q: want NAME=URL", v)
+		}
+		cfg.EventSinks = append(cfg.EventSinks, operator.EventSink{Name: name, URL: u})
+		return nil
+	})
+	fs.StringVar(&cfg.EventsBindAddress, "events-bind-address", cfg.EventsBindAddress, "address of /events, where provider services report run completions; 0 disables")
+	fs.StringVar(&cfg.EventsCertDir, "events-cert-dir", cfg.EventsCertDir, "directory with tls.crt and tls.key to serve /events over HTTPS; empty: plain HTTP")
+	fs.StringVar(&cfg.EventsTokenAudience, "events-token-audience", cfg.EventsTokenAudience, "audience a /events caller's service-account token must carry")
 	fs.DurationVar(&cfg.RetryAfter.Duration, "retry-after", cfg.RetryAfter.Duration, "how soon a resource waiting on something outside the operator is looked at again")
 }
 
@@ -93,8 +107,10 @@ func parseConfig(args []string, extra func(*flag.FlagSet)) (operator.Config, err
 		return cfg, fmt.Errorf("max-concurrent-reconciles must be positive, got %d", cfg.MaxConcurrentReconciles)
 	case cfg.RunCompletionTTL.Duration < 0:
 		return cfg, fmt.Errorf("run-completion-ttl must not be negative (0 keeps completed Runs), got %s", cfg.RunCompletionTTL.Duration)
+	case cfg.EventsTokenAudience == "":
+		return cfg, fmt.Errorf("events-token-audience must not be empty")
 	case cfg.KeepRunsPerOperation < 0:
 		return cfg, fmt.Errorf("keep-runs-per-operation must not be negative (0 keeps all), got %d", cfg.KeepRunsPerOperation)
 	}
-	return cfg, nil
+	return cfg, operator.ValidateEventSinks(cfg.EventSinks)
 }

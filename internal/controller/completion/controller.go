@@ -20,6 +20,7 @@ import (
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/runcompletion"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
 )
 
@@ -32,6 +33,8 @@ type Reconciler struct {
 	Client    client.Client // the manager's cached client
 	APIReader client.Reader // TaskRuns are not cached
 	Recorder  events.EventRecorder
+	// Completions writes what a finished run means into status.
+	Completions *Recorder
 }
 
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -42,19 +45,36 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !pr.IsDone() {
 		return ctrl.Result{}, nil
 	}
+	// Decided once, and only when a path trusts the run: a failed run's
+	// TaskRuns are read from the API server.
+	var decided *Verdict
+	verdict := func() (Verdict, error) {
+		if decided == nil {
+			var failed []FailedTask
+			if c := pr.Status.GetCondition(apis.ConditionSucceeded); c != nil && c.Status == corev1.ConditionFalse {
+				var err error
+				if failed, err = r.failedTasks(ctx, &pr); err != nil {
+					return Verdict{}, err
+				}
+			}
+			v, _ := Decide(&pr, failed) // done: IsDone
+			decided = &v
+		}
+		return *decided, nil
+	}
 	var result ctrl.Result
 	var runErr, rcErr error
 	if pr.Labels[meta.LabelRunUID] != "" {
-		result, runErr = r.completeRun(ctx, &pr)
+		result, runErr = r.completeRun(ctx, &pr, verdict)
 	}
 	if pr.Labels[meta.LabelRunConfigurationUID] != "" {
-		rcErr = r.recordSucceeded(ctx, &pr)
+		rcErr = r.recordForRunConfiguration(ctx, &pr, verdict)
 	}
 	return result, errors.Join(runErr, rcErr)
 }
 
 // completeRun sets the completion of the Run the PipelineRun was made for.
-func (r *Reconciler) completeRun(ctx context.Context, pr *tektonv1.PipelineRun) (ctrl.Result, error) {
+func (r *Reconciler) completeRun(ctx context.Context, pr *tektonv1.PipelineRun, verdict func() (Verdict, error)) (ctrl.Result, error) {
 	run, err := r.runOf(ctx, pr)
 	if run == nil || err != nil || run.Status.CompletionState != "" {
 		return ctrl.Result{}, err
@@ -69,36 +89,22 @@ func (r *Reconciler) completeRun(ctx context.Context, pr *tektonv1.PipelineRun) 
 	if !Trusted(pr, run, ns) {
 		return ctrl.Result{}, nil
 	}
-	failed, err := r.failedTasks(ctx, pr)
+	v, err := verdict()
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	verdict, done := Decide(pr, failed)
-	if !done {
-		return ctrl.Result{}, nil
-	}
-	patch := client.MergeFrom(run.DeepCopy())
-	now := metav1.Now()
-	run.Status.CompletionState, run.Status.CompletionMessage, run.Status.MarkedCompletedAt = verdict.State, verdict.Message, &now
-	if err := r.Client.Status().Patch(ctx, run, patch); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	eventType := corev1.EventTypeNormal
-	if verdict.State == pipelinesv1beta1.CompletionStateFailed {
-		eventType = corev1.EventTypeWarning
-	}
-	r.Recorder.Eventf(run, pr, eventType, "Run"+string(verdict.State), "Complete",
-		"PipelineRun %s/%s: %s", pr.Namespace, pr.Name, verdict.Message)
-	return ctrl.Result{}, nil
+	c := r.completion(pr, v, run.Status.Provider.Name, run.Spec.Pipeline, run.Namespace)
+	c.Event.RunName = &runcompletion.NamespacedName{Namespace: run.Namespace, Name: run.Name}
+	c.Event.RunConfigurationName = runConfigurationOf(run)
+	return ctrl.Result{}, r.Completions.CompleteRun(ctx, run, c)
 }
 
-// recordSucceeded makes a succeeded run the latest of the RunConfiguration
-// that owns its Run or RunSchedule, unless a later one is recorded. The
-// run is trusted only in the workflow namespace of the RunConfiguration's
-// provider.
-func (r *Reconciler) recordSucceeded(ctx context.Context, pr *tektonv1.PipelineRun) error {
-	c := pr.Status.GetCondition(apis.ConditionSucceeded)
-	if c == nil || c.Status != corev1.ConditionTrue || pr.Status.CompletionTime == nil {
+// recordForRunConfiguration records a run of a RunConfiguration's Run or
+// RunSchedule: a succeeded one as its latest (unless a later one is), and
+// a scheduled one's event in its outbox. The run is trusted only in the
+// workflow namespace of the RunConfiguration's provider.
+func (r *Reconciler) recordForRunConfiguration(ctx context.Context, pr *tektonv1.PipelineRun, verdict func() (Verdict, error)) error {
+	if pr.Status.CompletionTime == nil {
 		return nil
 	}
 	ns, name, ok := strings.Cut(pr.Annotations[meta.AnnotationRunConfiguration], "/")
@@ -112,44 +118,76 @@ func (r *Reconciler) recordSucceeded(ctx context.Context, pr *tektonv1.PipelineR
 	if string(rc.UID) != pr.Labels[meta.LabelRunConfigurationUID] {
 		return nil
 	}
-	if reported, err := r.reportedFor(ctx, pr, &rc); err != nil || !reported {
+	kind, err := r.reportedFor(ctx, pr, &rc)
+	if err != nil || kind == "" {
 		return err
 	}
-	ns, err := r.workflowNamespaceOf(ctx, lifecycle.ProviderKey(rc.Spec.Run.Provider, rc.Namespace))
+	provider := lifecycle.ProviderKey(rc.Spec.Run.Provider, rc.Namespace)
+	ns, err = r.workflowNamespaceOf(ctx, provider)
 	if err != nil || ns == "" || pr.Namespace != ns {
 		return err
 	}
-	components, unreadable := Components(pr.Annotations[meta.AnnotationOutputs], pr.Name)
-	next, missing := LatestSucceeded(rc.Status.LatestRuns.Succeeded, pr.Name, *pr.Status.CompletionTime, components, rc.Spec.Run.Artifacts)
-	if next == nil {
+	if AlreadyRecorded(&rc, pr.Name) {
 		return nil
 	}
-	if unreadable != nil {
+	v, err := verdict()
+	if err != nil {
+		return err
+	}
+	c := r.completion(pr, v, provider.String(), rc.Spec.Run.Pipeline, rc.Namespace)
+	c.Event.RunConfigurationName = &runcompletion.NamespacedName{Namespace: rc.Namespace, Name: rc.Name}
+	if _, unreadable := Components(pr.Annotations[meta.AnnotationOutputs], pr.Name); unreadable != nil {
 		r.Recorder.Eventf(&rc, pr, corev1.EventTypeWarning, "ArtifactsUnreadable", "Record", "PipelineRun %s: %v", pr.Name, unreadable)
 	}
-	// Optimistic lock: of two runs ending together, the later must win.
-	patch := client.MergeFromWithOptions(rc.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	rc.Status.LatestRuns.Succeeded = next
-	if err := r.Client.Status().Patch(ctx, &rc, patch); err != nil {
-		return client.IgnoreNotFound(err)
+	return r.Completions.RecordForRunConfiguration(ctx, &rc, c, kind == "RunSchedule")
+}
+
+// completion is what the ended PipelineRun pr reports, for a resource of
+// namespace ns synchronised with provider ("namespace/name").
+func (r *Reconciler) completion(pr *tektonv1.PipelineRun, verdict Verdict, provider string,
+	pipeline pipelinesv1beta1.PipelineReference, ns string) Completion {
+	components, _ := Components(pr.Annotations[meta.AnnotationOutputs], pr.Name)
+	pns, pname, _ := strings.Cut(provider, "/")
+	data := runcompletion.EventData{
+		Status:                runcompletion.Failed,
+		PipelineName:          runcompletion.NamespacedName{Namespace: ns, Name: pipeline.Name()},
+		RunID:                 pr.Name,
+		ServingModelArtifacts: []runcompletion.Artifact{},
+		PipelineComponents:    runcompletion.FromComponents(components),
+		Provider:              runcompletion.NamespacedName{Namespace: pns, Name: pname},
 	}
-	if len(missing) > 0 {
-		r.Recorder.Eventf(&rc, pr, corev1.EventTypeWarning, "ArtifactsNotFound", "Record",
-			"run %s succeeded without the artifacts %s that spec.run.artifacts names", pr.Name, strings.Join(missing, ", "))
+	if verdict.State == pipelinesv1beta1.CompletionStateSucceeded {
+		data.Status = runcompletion.Succeeded
+	}
+	if t := pr.Status.StartTime; t != nil {
+		data.RunStartTime = &t.Time
+	}
+	var ended metav1.Time
+	if t := pr.Status.CompletionTime; t != nil {
+		data.RunEndTime, ended = &t.Time, *t
+	}
+	return Completion{State: verdict.State, Message: verdict.Message, EndedAt: ended, Event: data, Related: pr,
+		From: "PipelineRun " + pr.Namespace + "/" + pr.Name}
+}
+
+// runConfigurationOf names the RunConfiguration that owns run, if any.
+func runConfigurationOf(run *pipelinesv1beta1.Run) *runcompletion.NamespacedName {
+	if o := metav1.GetControllerOf(run); o != nil && o.Kind == "RunConfiguration" {
+		return &runcompletion.NamespacedName{Namespace: run.Namespace, Name: o.Name}
 	}
 	return nil
 }
 
-// reportedFor says whether pr is a run the provider reported for a Run or
-// RunSchedule that rc owns: the Run's status.provider.id, or a run the
-// RunSchedule's CronJob (its status.provider.id) named after a scheduled
-// minute. Labels alone could be written by anyone who can create
-// PipelineRuns in the namespace.
-func (r *Reconciler) reportedFor(ctx context.Context, pr *tektonv1.PipelineRun, rc *pipelinesv1beta1.RunConfiguration) (bool, error) {
+// reportedFor names the kind ("Run" or "RunSchedule") of the resource rc
+// owns that pr was reported for: the Run's status.provider.id, or a run
+// the RunSchedule's CronJob (its status.provider.id) named after a
+// scheduled minute; empty when none. Labels alone could be written by
+// anyone who can create PipelineRuns in the namespace.
+func (r *Reconciler) reportedFor(ctx context.Context, pr *tektonv1.PipelineRun, rc *pipelinesv1beta1.RunConfiguration) (string, error) {
 	kind, ref, _ := strings.Cut(pr.Annotations[meta.AnnotationResource], " ")
 	ns, name, ok := strings.Cut(ref, "/")
 	if !ok || ns != rc.Namespace {
-		return false, nil
+		return "", nil
 	}
 	var obj interface {
 		client.Object
@@ -162,21 +200,26 @@ func (r *Reconciler) reportedFor(ctx context.Context, pr *tektonv1.PipelineRun, 
 	case "RunSchedule":
 		obj, uidLabel = &pipelinesv1beta1.RunSchedule{}, meta.LabelRunScheduleUID
 	default:
-		return false, nil
+		return "", nil
 	}
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, obj); err != nil {
-		return false, client.IgnoreNotFound(err)
+		return "", client.IgnoreNotFound(err)
 	}
 	owner := metav1.GetControllerOf(obj)
 	if string(obj.GetUID()) != pr.Labels[uidLabel] || owner == nil || owner.UID != rc.UID {
-		return false, nil
+		return "", nil
 	}
 	id := obj.CommonStatus().Provider.ID
 	if kind == "Run" {
-		return id != "" && id == pr.Name, nil
+		if id != "" && id == pr.Name {
+			return kind, nil
+		}
+		return "", nil
 	}
-	_, err := meta.ScheduledTime(pr.Name)
-	return id != "" && strings.HasPrefix(pr.Name, id+"-") && err == nil, nil
+	if _, err := meta.ScheduledTime(pr.Name); err == nil && id != "" && strings.HasPrefix(pr.Name, id+"-") {
+		return kind, nil
+	}
+	return "", nil
 }
 
 // runOf finds the Run a PipelineRun was made for, by the annotation the

@@ -34,17 +34,6 @@ func TestMain(m *testing.M) { os.Exit(testenv.RunTests(m, &cp)) }
 
 var ctx = context.Background()
 
-// syncedRun is a Run whose create the provider answered with id.
-func syncedRun(t *testing.T, f *fixture.Fixture, name, id string) *pipelinesv1beta1.Run {
-	f.SyncedPipeline(t, "demo")
-	r := &pipelinesv1beta1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: name},
-		Spec: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "demo"}}
-	require.NoError(t, cp.Client.Create(ctx, r))
-	f.Finish(t, f.EventuallyRun(t, r, 1, lifecycle.OpCreate), true, id, "", "")
-	f.Eventually(t, r, fixture.ReadyIs(metav1.ConditionTrue, "Synchronized")(r))
-	return r
-}
-
 // mlRun is a PipelineRun as the Tekton provider makes it for run, ended.
 func mlRun(t *testing.T, ns, name string, run *pipelinesv1beta1.Run, status corev1.ConditionStatus) *tektonv1.PipelineRun {
 	pr := &tektonv1.PipelineRun{
@@ -61,7 +50,7 @@ func mlRun(t *testing.T, ns, name string, run *pipelinesv1beta1.Run, status core
 
 func TestRunCompletesWhenItsPipelineRunEnds(t *testing.T) {
 	f := fixture.Setup(t, cp)
-	r := syncedRun(t, f, "train", "ml-run-1")
+	r := f.SyncedRun(t, "train", "ml-run-1")
 	mlRun(t, f.NS, "ml-run-1", r, corev1.ConditionTrue)
 	f.Eventually(t, r, func(c *assert.CollectT) {
 		assert.Equal(c, pipelinesv1beta1.CompletionStateSucceeded, r.Status.CompletionState)
@@ -72,7 +61,7 @@ func TestRunCompletesWhenItsPipelineRunEnds(t *testing.T) {
 
 func TestUntrustedPipelineRunsCompleteNothing(t *testing.T) {
 	f := fixture.Setup(t, cp)
-	r := syncedRun(t, f, "train", "ml-run-1")
+	r := f.SyncedRun(t, "train", "ml-run-1")
 	elsewhere := f.NewNamespace(t)
 	mlRun(t, elsewhere, "ml-run-1", r, corev1.ConditionFalse) // another namespace: a tenant's forgery
 	mlRun(t, f.NS, "ml-run-2", r, corev1.ConditionFalse)      // not the run the provider reported

@@ -10,6 +10,7 @@ package completion
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
@@ -71,4 +72,16 @@ func truncate(s string, n int) string {
 // reported creating for it.
 func Trusted(pr *tektonv1.PipelineRun, run *pipelinesv1beta1.Run, workflowNamespace string) bool {
 	return workflowNamespace != "" && pr.Namespace == workflowNamespace && run.Status.Provider.ID == pr.Name
+}
+
+// AlreadyRecorded says whether rc already holds the run providerID: as its
+// latest succeeded run, or as an event queued or published. Nothing about
+// it needs reading again.
+func AlreadyRecorded(rc *pipelinesv1beta1.RunConfiguration, providerID string) bool {
+	if s := rc.Status.LatestRuns.Succeeded; s != nil && s.ProviderID == providerID {
+		return true
+	}
+	box := rc.Status.CompletionEvents
+	return slices.Contains(box.Published, providerID) ||
+		slices.ContainsFunc(box.Pending, func(p pipelinesv1beta1.PendingCompletionEvent) bool { return p.ID == providerID })
 }

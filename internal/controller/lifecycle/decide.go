@@ -95,7 +95,7 @@ func decideSync(o Observation) Decision {
 			claimed.Name, key))
 	case o.Provider == nil:
 		return stalled(pipelinesv1beta1.ReasonProviderNotFound, fmt.Sprintf("provider %s does not exist", key))
-	case !admits(o.Provider, o.Namespace):
+	case !Admits(o.Provider, o.Namespace):
 		return stalled(pipelinesv1beta1.ReasonNamespaceNotAllowed, fmt.Sprintf(
 			"provider %s does not admit namespace %s: add it to the Provider's spec.allowedNamespaces", key, o.Namespace))
 	case !providerReady(o.Provider):
@@ -196,7 +196,7 @@ func decideDeletion(o Observation) Decision {
 			"cannot delete from the backend: provider %s does not exist. Restore it, or %s", key, skipHint))
 		d.Outcome = outcome.WaitFor(o.RetryAfter)
 		return d
-	case !admits(o.Provider, o.Namespace):
+	case !Admits(o.Provider, o.Namespace):
 		return stalled(pipelinesv1beta1.ReasonNamespaceNotAllowed, fmt.Sprintf(
 			"cannot delete from the backend: provider %s does not admit namespace %s. Add it to the Provider's spec.allowedNamespaces, or %s",
 			key, o.Namespace, skipHint))

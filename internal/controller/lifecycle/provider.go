@@ -19,9 +19,9 @@ func ProviderKey(ref pipelinesv1beta1.ProviderReference, namespace string) types
 	return types.NamespacedName{Namespace: namespace, Name: string(ref)}
 }
 
-// admits says whether resources of namespace may use p: its own namespace
+// Admits says whether resources of namespace may use p: its own namespace
 // always, others only when listed (or "*").
-func admits(p *pipelinesv1beta1.Provider, namespace string) bool {
+func Admits(p *pipelinesv1beta1.Provider, namespace string) bool {
 	return namespace == p.Namespace || slices.Contains(p.Spec.AllowedNamespaces, namespace) ||
 		slices.Contains(p.Spec.AllowedNamespaces, "*")
 }

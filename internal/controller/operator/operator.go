@@ -28,10 +28,12 @@ import (
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/pipeline"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/provider"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/publish"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/run"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/runconfiguration"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/runschedule"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/scheme"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/eventserver"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
@@ -90,6 +92,18 @@ type Config struct {
 	// artifact-repositories ConfigMap may be when a run is built (default 10 s).
 	ArtifactRepositoryTTL metav1.Duration `json:"artifactRepositoryTTL,omitempty"`
 
+	// EventSinks receive every run completion as a CloudEvent, at least once.
+	EventSinks []EventSink `json:"eventSinks,omitempty"`
+	// EventsBindAddress serves /events, where provider services report run
+	// completions (default :8082; "0" disables).
+	EventsBindAddress string `json:"eventsBindAddress,omitempty"`
+	// EventsCertDir holds tls.crt and tls.key for /events; empty serves
+	// plain HTTP (callers are authenticated by their token either way).
+	EventsCertDir string `json:"eventsCertDir,omitempty"`
+	// EventsTokenAudience is the audience a caller's service-account token
+	// must be issued for (default kfp-tekton-operator).
+	EventsTokenAudience string `json:"eventsTokenAudience,omitempty"`
+
 	// TektonNamespace is where Tekton's feature-flags ConfigMap lives
 	// (default tekton-pipelines); read to warn about Pod Security.
 	TektonNamespace string `json:"tektonNamespace,omitempty"`
@@ -98,11 +112,26 @@ type Config struct {
 	SkipNameValidation bool `json:"-"`
 }
 
+// DefaultEventsTokenAudience is the audience /events callers' tokens carry
+// unless EventsTokenAudience says otherwise.
+const DefaultEventsTokenAudience = "kfp-tekton-operator"
+
+// EventSink is an HTTP endpoint that receives run-completion CloudEvents.
+type EventSink struct {
+	// Name identifies the sink in status, metrics and conditions.
+	Name string `json:"name"`
+	// URL is where events are POSTed (binary-mode CloudEvents over HTTP).
+	URL string `json:"url"`
+}
+
 // NewManager builds a manager running every controller with cfg. version is
 // recorded on what the operator applies.
 func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manager, error) {
 	if cfg.KeepRunsPerOperation < 0 {
 		return nil, fmt.Errorf("keepRunsPerOperation must not be negative, got %d", cfg.KeepRunsPerOperation)
+	}
+	if err := ValidateEventSinks(cfg.EventSinks); err != nil {
+		return nil, err
 	}
 	restConfig = rest.CopyConfig(restConfig)
 	restConfig.QPS, restConfig.Burst = cfg.KubeAPIQPS, cfg.KubeAPIBurst
@@ -136,6 +165,7 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 		OperationTimeout: orDefault(cfg.OperationTimeout.Duration, 15*time.Minute),
 		KeepRuns:         cfg.KeepRunsPerOperation,
 	}
+	completions := &completion.Recorder{Client: mgr.GetClient(), Events: engine.Recorder, Sinks: SinkNames(cfg.EventSinks)}
 	for _, setup := range []func() error{
 		func() error {
 			return setupKind(ctx, mgr, engine, pipeline.Kind, func() client.ObjectList { return &pipelinesv1beta1.PipelineList{} }, opts)
@@ -161,11 +191,29 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 			return retention.SetupWithManager(mgr, opts)
 		},
 		func() error {
-			done := &completion.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: engine.Recorder}
+			sinks := make([]publish.Sink, len(cfg.EventSinks))
+			for i, s := range cfg.EventSinks {
+				sinks[i] = publish.Sink{Name: s.Name, URL: s.URL}
+			}
+			p := &publish.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: engine.Recorder, Sinks: sinks}
+			return p.SetupWithManager(mgr, opts)
+		},
+		func() error {
+			done := &completion.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: engine.Recorder, Completions: completions}
 			return done.SetupWithManager(mgr, opts)
 		},
 	} {
 		if err := setup(); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.EventsBindAddress != "" && cfg.EventsBindAddress != "0" {
+		audience := cfg.EventsTokenAudience
+		if audience == "" {
+			audience = DefaultEventsTokenAudience
+		}
+		if err := mgr.Add(&eventserver.Server{BindAddress: cfg.EventsBindAddress, CertDir: cfg.EventsCertDir,
+			Handler: &eventserver.Handler{Client: mgr.GetClient(), Audience: audience, Completions: completions}}); err != nil {
 			return nil, err
 		}
 	}

@@ -1,0 +1,246 @@
+package eventserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/completion"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/runcompletion"
+)
+
+var answered = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "kfp_tekton_operator_events_received_total",
+	Help: "Run-completion events posted to /events, by HTTP status answered.",
+}, []string{"code"})
+
+func init() { metrics.Registry.MustRegister(answered) }
+
+// answer is an HTTP status and the words that explain it.
+type answer struct {
+	code int
+	msg  string
+}
+
+func (a answer) Error() string { return a.msg }
+
+func fail(code int, format string, args ...any) error {
+	return answer{code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	err := h.serve(r)
+	a := answer{code: http.StatusOK, msg: "applied"}
+	if err != nil && !errors.As(err, &a) {
+		ctrl.Log.WithName("events").Error(err, "applying a posted completion")
+		a = answer{code: http.StatusInternalServerError, msg: "the operator could not apply the event: " + err.Error()}
+	}
+	answered.WithLabelValues(fmt.Sprint(a.code)).Inc()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(a.code)
+	_, _ = io.WriteString(w, a.msg+"\n")
+}
+
+func (h *Handler) serve(r *http.Request) error {
+	if r.Method != http.MethodPost {
+		return fail(http.StatusMethodNotAllowed, "POST a run-completion event")
+	}
+	ctx := r.Context()
+	caller, err := h.authenticate(ctx, r.Header.Get("Authorization"))
+	if err != nil {
+		return err
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
+	if err != nil {
+		return fail(http.StatusBadRequest, "reading the body: %v", err)
+	}
+	if len(body) > MaxBody {
+		return fail(http.StatusRequestEntityTooLarge, "the body is over %d bytes", MaxBody)
+	}
+	ev, err := runcompletion.Decode(body)
+	if err != nil {
+		return fail(http.StatusBadRequest, "%v", err)
+	}
+	provider, err := h.provider(ctx, ev.Provider)
+	if err != nil {
+		return err
+	}
+	if err := Authorised(caller, provider); err != nil {
+		return err
+	}
+	return h.apply(ctx, ev, provider)
+}
+
+// authenticate returns the service account ("namespace", "name") whose
+// token authorization carries, issued for the audience.
+func (h *Handler) authenticate(ctx context.Context, authorization string) (types.NamespacedName, error) {
+	token, ok := strings.CutPrefix(authorization, "Bearer ")
+	if !ok || token == "" {
+		return types.NamespacedName{}, fail(http.StatusUnauthorized, "no bearer token: send the Provider's service-account token for audience %q", h.Audience)
+	}
+	review := &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token, Audiences: []string{h.Audience}}}
+	if err := h.Client.Create(ctx, review); err != nil {
+		return types.NamespacedName{}, fmt.Errorf("token review: %w", err)
+	}
+	if !review.Status.Authenticated {
+		return types.NamespacedName{}, fail(http.StatusUnauthorized, "the token is not valid for audience %q", h.Audience)
+	}
+	sa, ok := ServiceAccount(review.Status.User.Username)
+	if !ok {
+		return types.NamespacedName{}, fail(http.StatusForbidden, "%s is not a service account", review.Status.User.Username)
+	}
+	return sa, nil
+}
+
+// ServiceAccount parses a service account's user name.
+func ServiceAccount(username string) (types.NamespacedName, bool) {
+	rest, ok := strings.CutPrefix(username, "system:serviceaccount:")
+	ns, name, found := strings.Cut(rest, ":")
+	if !ok || !found || ns == "" || name == "" || strings.Contains(name, ":") {
+		return types.NamespacedName{}, false
+	}
+	return types.NamespacedName{Namespace: ns, Name: name}, true
+}
+
+// Authorised says whether caller may report for p: it must be p's service
+// account, in p's namespace or where p runs its workflows.
+func Authorised(caller types.NamespacedName, p *pipelinesv1beta1.Provider) error {
+	if caller.Name == p.Spec.ServiceAccount && (caller.Namespace == p.Namespace || caller.Namespace == p.Status.WorkflowNamespace) {
+		return nil
+	}
+	return fail(http.StatusForbidden, "service account %s may not report for Provider %s/%s (it reports as service account %s)",
+		caller, p.Namespace, p.Name, p.Spec.ServiceAccount)
+}
+
+func (h *Handler) provider(ctx context.Context, name runcompletion.NamespacedName) (*pipelinesv1beta1.Provider, error) {
+	var p pipelinesv1beta1.Provider
+	err := h.Client.Get(ctx, types.NamespacedName{Namespace: name.Namespace, Name: name.Name}, &p)
+	if apierrors.IsNotFound(err) {
+		return nil, fail(http.StatusForbidden, "Provider %s does not exist", name)
+	}
+	return &p, err
+}
+
+// apply records the completion on the Run and the RunConfiguration the
+// event names. 410 only when none of them is there to take it.
+func (h *Handler) apply(ctx context.Context, ev runcompletion.EventData, p *pipelinesv1beta1.Provider) error {
+	c := completionOf(ev)
+	gone := []string{}
+	if ev.RunName != nil {
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			var run pipelinesv1beta1.Run
+			if err := h.Client.Get(ctx, types.NamespacedName{Namespace: ev.RunName.Namespace, Name: ev.RunName.Name}, &run); err != nil {
+				return err
+			}
+			if err := RunTakes(&run, ev); err != nil {
+				return err
+			}
+			return h.Completions.CompleteRun(ctx, &run, c)
+		})
+		switch {
+		case apierrors.IsNotFound(err):
+			gone = append(gone, "Run "+ev.RunName.String())
+		case err != nil:
+			return err
+		}
+	}
+	if ev.RunConfigurationName != nil {
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			var rc pipelinesv1beta1.RunConfiguration
+			if err := h.Client.Get(ctx, types.NamespacedName{Namespace: ev.RunConfigurationName.Namespace, Name: ev.RunConfigurationName.Name}, &rc); err != nil {
+				return err
+			}
+			if err := RunConfigurationTakes(&rc, p, ev); err != nil {
+				return err
+			}
+			return h.Completions.RecordForRunConfiguration(ctx, &rc, c, ev.RunName == nil)
+		})
+		switch {
+		case apierrors.IsNotFound(err):
+			gone = append(gone, "RunConfiguration "+ev.RunConfigurationName.String())
+		case err != nil:
+			return err
+		}
+	}
+	if n := len(gone); n > 0 && n == countNamed(ev) {
+		return fail(http.StatusGone, "no %s", strings.Join(gone, " and no "))
+	}
+	return nil
+}
+
+func countNamed(ev runcompletion.EventData) int {
+	n := 0
+	if ev.RunName != nil {
+		n++
+	}
+	if ev.RunConfigurationName != nil {
+		n++
+	}
+	return n
+}
+
+// RunTakes says whether run takes the event: it must be synchronised with
+// the reporting Provider, and the event be about its backend run.
+func RunTakes(run *pipelinesv1beta1.Run, ev runcompletion.EventData) error {
+	switch {
+	case run.Status.Provider.Name != ev.Provider.String():
+		return fail(http.StatusForbidden, "Run %s/%s is synchronised with Provider %q, not %s", run.Namespace, run.Name, run.Status.Provider.Name, ev.Provider)
+	case run.Status.Provider.ID == "":
+		return fail(http.StatusConflict, "Run %s/%s has no backend id yet; retry", run.Namespace, run.Name)
+	case run.Status.Provider.ID != ev.RunID:
+		return fail(http.StatusGone, "Run %s/%s is backend run %s, not %s", run.Namespace, run.Name, run.Status.Provider.ID, ev.RunID)
+	}
+	return nil
+}
+
+// RunConfigurationTakes says whether rc takes the event: its run spec must
+// name the reporting Provider, and that Provider admit rc's namespace.
+func RunConfigurationTakes(rc *pipelinesv1beta1.RunConfiguration, p *pipelinesv1beta1.Provider, ev runcompletion.EventData) error {
+	ref := string(rc.Spec.Run.Provider)
+	if !strings.Contains(ref, "/") {
+		ref = rc.Namespace + "/" + ref
+	}
+	if ref != ev.Provider.String() {
+		return fail(http.StatusForbidden, "RunConfiguration %s/%s runs on Provider %s, not %s", rc.Namespace, rc.Name, ref, ev.Provider)
+	}
+	if !lifecycle.Admits(p, rc.Namespace) {
+		return fail(http.StatusForbidden, "Provider %s does not allow namespace %s", ev.Provider, rc.Namespace)
+	}
+	return nil
+}
+
+// completionOf is what a posted event means for the resources it names.
+func completionOf(ev runcompletion.EventData) completion.Completion {
+	state, verb := pipelinesv1beta1.CompletionStateSucceeded, "succeeded"
+	if ev.Status == runcompletion.Failed {
+		state, verb = pipelinesv1beta1.CompletionStateFailed, "failed"
+	}
+	ended := metav1.NewTime(time.Now().Truncate(time.Second))
+	if ev.RunEndTime != nil {
+		ended = metav1.NewTime(ev.RunEndTime.Truncate(time.Second))
+	}
+	if ev.ServingModelArtifacts == nil {
+		ev.ServingModelArtifacts = []runcompletion.Artifact{}
+	}
+	if ev.PipelineComponents == nil {
+		ev.PipelineComponents = []runcompletion.PipelineComponent{}
+	}
+	return completion.Completion{State: state, EndedAt: ended, Event: ev,
+		Message: fmt.Sprintf("backend run %s %s, as Provider %s reported", ev.RunID, verb, ev.Provider),
+		From:    "Provider " + ev.Provider.String()}
+}

@@ -1,0 +1,98 @@
+// Package eventserver serves /events, where provider services report run
+// completions in kfp-operator's RunCompletionEventData format (plain JSON,
+// or a structured-mode CloudEvent carrying it).
+//
+// Callers are authenticated by a Kubernetes service-account token in
+// `Authorization: Bearer …`, checked with a TokenReview for the configured
+// audience, and authorised as the service account of the Provider the
+// event names (in the Provider's namespace or its workflow namespace);
+// that Provider must be the one the named Run or RunConfiguration is
+// synchronised with. So a tenant can complete only runs of its own
+// Provider.
+//
+// Answers: 200 applied (or already applied), 400 malformed (the body says
+// what), 401 no valid token, 403 not the named Provider's account, 409
+// the Run has no backend id yet (retry), 410 no such Run or
+// RunConfiguration (or the Run's backend run is another), 413 too large.
+package eventserver
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/completion"
+)
+
+// MaxBody bounds a request body: an event's data may hold 32 KiB, and a
+// CloudEvent envelope and JSON escaping add to it.
+const MaxBody = 256 << 10
+
+// Server is the /events endpoint, run by the manager on every replica
+// (it only writes status, which any replica may).
+type Server struct {
+	BindAddress string
+	// CertDir holds tls.crt and tls.key; empty serves plain HTTP.
+	CertDir string
+	Handler *Handler
+}
+
+// NeedLeaderElection: every replica behind the Service answers.
+func (s *Server) NeedLeaderElection() bool { return false }
+
+// Start serves until ctx ends.
+func (s *Server) Start(ctx context.Context) error {
+	log := ctrl.Log.WithName("events")
+	mux := http.NewServeMux()
+	mux.Handle("/events", s.Handler)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	ln, err := net.Listen("tcp", s.BindAddress)
+	if err != nil {
+		return fmt.Errorf("events: %w", err)
+	}
+	if s.CertDir != "" {
+		cw, err := certwatcher.New(filepath.Join(s.CertDir, "tls.crt"), filepath.Join(s.CertDir, "tls.key"))
+		if err != nil {
+			return fmt.Errorf("events: %w", err)
+		}
+		go func() {
+			if err := cw.Start(ctx); err != nil {
+				log.Error(err, "watching the certificate")
+			}
+		}()
+		ln = tls.NewListener(ln, &tls.Config{GetCertificate: cw.GetCertificate, MinVersion: tls.VersionTLS12})
+	}
+	log.Info("serving /events", "address", ln.Addr().String(), "tls", s.CertDir != "")
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return srv.Shutdown(shutdown)
+	case err := <-done:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	}
+}
+
+// Handler applies posted completions.
+type Handler struct {
+	// Client reads Runs, RunConfigurations and Providers (the cache) and
+	// creates TokenReviews.
+	Client      client.Client
+	Audience    string
+	Completions *completion.Recorder
+}
