@@ -150,6 +150,7 @@ func TestEventsFromAnyoneButTheProviderAreRefused(t *testing.T) {
 		{"unknown status", token(t, f.NS, "kfp-provider", audience), strings.Replace(valid, `"succeeded"`, `"done"`, 1), http.StatusBadRequest, `status "done"`},
 		{"no resource", token(t, f.NS, "kfp-provider", audience), `{"status":"succeeded","runId":"x","provider":"` + f.NS + `/kfp"}`, http.StatusBadRequest, "names no resource"},
 		{"no such run", token(t, f.NS, "kfp-provider", audience), runEvent(f.NS, "absent", "backend-1", "succeeded"), http.StatusGone, "no Run " + f.NS + "/absent"},
+		{"too large", token(t, f.NS, "kfp-provider", audience), strings.Replace(valid, `"runId"`, `"pad":"`+strings.Repeat("<", 300<<10)+`","runId"`, 1), http.StatusRequestEntityTooLarge, "over 262144 bytes"},
 		{"another backend run", token(t, f.NS, "kfp-provider", audience), runEvent(f.NS, "train", "backend-0", "succeeded"), http.StatusGone, "is backend run backend-1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

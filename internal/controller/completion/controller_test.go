@@ -6,6 +6,7 @@ package completion_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"testing"
 	"time"
@@ -23,6 +24,8 @@ import (
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/completion"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/operator"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/runcompletion"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/fixture"
@@ -76,6 +79,11 @@ func TestUntrustedPipelineRunsCompleteNothing(t *testing.T) {
 // scheduledRun is a PipelineRun as a RunSchedule's CronJob makes it for a
 // RunConfiguration, succeeded at completed.
 func scheduledRun(t *testing.T, ns, name string, rs *pipelinesv1beta1.RunSchedule, rc *pipelinesv1beta1.RunConfiguration, completed time.Time) {
+	endedRun(t, ns, name, rs, rc, completed, corev1.ConditionTrue)
+}
+
+// endedRun is a scheduled run that ended with status at completed.
+func endedRun(t *testing.T, ns, name string, rs *pipelinesv1beta1.RunSchedule, rc *pipelinesv1beta1.RunConfiguration, completed time.Time, status corev1.ConditionStatus) {
 	pr := &tektonv1.PipelineRun{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
 			Labels: map[string]string{meta.LabelManagedBy: meta.ManagedBy, meta.LabelRunConfigurationUID: string(rc.UID),
@@ -86,13 +94,14 @@ func scheduledRun(t *testing.T, ns, name string, rs *pipelinesv1beta1.RunSchedul
 		Spec: tektonv1.PipelineRunSpec{PipelineRef: &tektonv1.PipelineRef{Name: "demo"}},
 	}
 	require.NoError(t, cp.Client.Create(ctx, pr))
-	pr.Status.SetCondition(&apis.Condition{Type: apis.ConditionSucceeded, Status: corev1.ConditionTrue, Reason: "Succeeded"})
+	pr.Status.SetCondition(&apis.Condition{Type: apis.ConditionSucceeded, Status: status, Reason: "Done"})
 	pr.Status.CompletionTime = &metav1.Time{Time: completed}
 	require.NoError(t, cp.Client.Status().Update(ctx, pr))
 }
 
-func TestRunConfigurationRecordsItsLatestSucceededRun(t *testing.T) {
-	f := fixture.Setup(t, cp)
+// scheduledRunConfiguration is RunConfiguration "training" with one
+// schedule, whose RunSchedule the provider created as CronJob "nightly".
+func scheduledRunConfiguration(t *testing.T, f *fixture.Fixture) (*pipelinesv1beta1.RunConfiguration, *pipelinesv1beta1.RunSchedule) {
 	f.SyncedPipeline(t, "demo")
 	rc := &pipelinesv1beta1.RunConfiguration{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "training"},
 		Spec: pipelinesv1beta1.RunConfigurationSpec{Run: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "demo",
@@ -112,11 +121,16 @@ func TestRunConfigurationRecordsItsLatestSucceededRun(t *testing.T) {
 	}, fixture.Wait, fixture.Tick)
 	f.Finish(t, f.EventuallyRun(t, &rs, 1, lifecycle.OpCreate), true, "nightly", "", "")
 	f.Eventually(t, &rs, func(c *assert.CollectT) { assert.Equal(c, "nightly", rs.Status.Provider.ID) })
+	return rc, &rs
+}
 
+func TestRunConfigurationRecordsItsLatestSucceededRun(t *testing.T) {
+	f := fixture.Setup(t, cp)
+	rc, rs := scheduledRunConfiguration(t, f)
 	now := time.Now()
-	scheduledRun(t, f.NewNamespace(t), "nightly-29433150", &rs, rc, now.Add(time.Hour)) // not the provider's namespace
-	scheduledRun(t, f.NS, "other-29433160", &rs, rc, now.Add(time.Hour))                // not the CronJob's
-	scheduledRun(t, f.NS, "nightly-29433120", &rs, rc, now)
+	scheduledRun(t, f.NewNamespace(t), "nightly-29433150", rs, rc, now.Add(time.Hour)) // not the provider's namespace
+	scheduledRun(t, f.NS, "other-29433160", rs, rc, now.Add(time.Hour))                // not the CronJob's
+	scheduledRun(t, f.NS, "nightly-29433120", rs, rc, now)
 	f.Eventually(t, rc, func(c *assert.CollectT) {
 		latest := rc.Status.LatestRuns.Succeeded
 		if assert.NotNil(c, latest) {
@@ -124,10 +138,35 @@ func TestRunConfigurationRecordsItsLatestSucceededRun(t *testing.T) {
 			assert.Equal(c, []pipelinesv1beta1.Artifact{{Name: "model", Location: "file:///kfp/artifacts/nightly-29433120/train/model"}}, latest.Artifacts)
 		}
 	})
-	scheduledRun(t, f.NS, "nightly-29433000", &rs, rc, now.Add(-time.Hour)) // an older run, seen late
-	scheduledRun(t, f.NS, "nightly-29433180", &rs, rc, now.Add(time.Hour))
+	scheduledRun(t, f.NS, "nightly-29433000", rs, rc, now.Add(-time.Hour)) // an older run, seen late
+	scheduledRun(t, f.NS, "nightly-29433180", rs, rc, now.Add(time.Hour))
 	f.Eventually(t, rc, func(c *assert.CollectT) {
 		assert.Equal(c, "nightly-29433180", rc.Status.LatestRuns.Succeeded.ProviderID)
+	})
+}
+
+func TestScheduledRunsQueueTheirEventsInTheirRunConfiguration(t *testing.T) {
+	f := fixture.SetupWithConfig(t, cp, fixture.Backoff, func(c *operator.Config) {
+		c.EventSinks = []operator.EventSink{{Name: "audit", URL: "http://127.0.0.1:9/"}} // never reachable: events stay pending
+	})
+	rc, rs := scheduledRunConfiguration(t, f)
+	now := time.Now()
+	endedRun(t, f.NewNamespace(t), "nightly-29433150", rs, rc, now, corev1.ConditionTrue) // not the provider's namespace
+	endedRun(t, f.NS, "nightly-29433120", rs, rc, now, corev1.ConditionTrue)
+	endedRun(t, f.NS, "nightly-29433180", rs, rc, now.Add(time.Minute), corev1.ConditionFalse)
+	f.Eventually(t, rc, func(c *assert.CollectT) {
+		status := map[string]string{}
+		for _, ev := range rc.Status.CompletionEvents.Pending {
+			var data runcompletion.EventData
+			assert.NoError(c, json.Unmarshal([]byte(ev.Data), &data))
+			status[ev.ID] = string(data.Status)
+			assert.Equal(c, f.NS+"/kfp", ev.Source)
+			assert.Equal(c, f.NS+"/training", data.RunConfigurationName.String())
+			assert.Nil(c, data.RunName, "a scheduled run has no Run")
+		}
+		assert.Equal(c, map[string]string{"nightly-29433120": "succeeded", "nightly-29433180": "failed"}, status,
+			"each trusted run's event, failed ones too")
+		assert.Equal(c, "nightly-29433120", rc.Status.LatestRuns.Succeeded.ProviderID)
 	})
 }
 
