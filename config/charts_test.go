@@ -141,9 +141,14 @@ func TestChartsApplyWithServerSideDryRun(t *testing.T) {
 func TestProviderChartRequiresAnImage(t *testing.T) {
 	bin := filepath.Join(root(), "bin", "helm")
 	helm(t, "version") // builds it if needed
-	out, err := exec.Command(bin, "template", "p", filepath.Join(root(), "config/helm/kfp-tekton-provider")).CombinedOutput()
-	require.Error(t, err)
-	assert.Contains(t, string(out), "provider.image is required")
+	for _, set := range []string{"provider.name=kfp", "provider.image=a,provider.serviceImage=b"} {
+		out, err := exec.Command(bin, "template", "p", filepath.Join(root(), "config/helm/kfp-tekton-provider"), "--set", set).CombinedOutput()
+		require.Error(t, err, set)
+		assert.Contains(t, string(out), "set exactly one of provider.image (a CLI provider) and provider.serviceImage", set)
+	}
+	rendered := helm(t, "template", "p", "config/helm/kfp-tekton-provider", "--set", "provider.serviceImage=ghcr.io/org/kfp-provider-service:1")
+	assert.Contains(t, rendered, `serviceImage: "ghcr.io/org/kfp-provider-service:1"`)
+	assert.NotContains(t, rendered, "  image:")
 }
 
 func TestKustomizeBasesApply(t *testing.T) {

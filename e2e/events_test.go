@@ -225,20 +225,7 @@ spec:
 	code, msg = post(token) // a provider service retrying
 	require.Equal(t, http.StatusOK, code, msg)
 
-	var downstream string
-	waitFor(t, 3*time.Minute, "report triggered by the posted completion", func() (bool, string) {
-		for _, r := range list(t, ns, "Run") {
-			if r.GetLabels()["pipelines.kubeflow.org/trigger"] == "runConfiguration" {
-				downstream = r.GetName()
-				return true, ""
-			}
-		}
-		return false, "no Run"
-	})
-	waitFor(t, 4*time.Minute, "report's run Succeeded", func() (bool, string) {
-		state, msg := completionState(get(t, "Run", ns, downstream))
-		return state == "Succeeded", state + ": " + msg
-	})
+	downstream := triggeredRunSucceeds(t, ns, "report triggered by the posted completion", 3*time.Minute)
 	id, _, _ := unstructured.NestedString(get(t, "Run", ns, downstream).Object, "status", "provider", "id")
 	assert.Contains(t, tkn(t, "pipelinerun", "logs", id, "-n", ns), "model = gs://models/pushed-42", "the posted run's pushed model as the parameter")
 	runs := 0
@@ -252,4 +239,25 @@ spec:
 		received, _, _ := s.snapshot()
 		return received["vertex-run-42"] == 1 && received[id] == 1, fmt.Sprint(received)
 	})
+}
+
+// triggeredRunSucceeds waits for the Run a runConfigurations trigger starts
+// in ns (what says why), then for it to succeed, and returns its name.
+func triggeredRunSucceeds(t *testing.T, ns, what string, timeout time.Duration) string {
+	t.Helper()
+	var downstream string
+	waitFor(t, timeout, what, func() (bool, string) {
+		for _, r := range list(t, ns, "Run") {
+			if r.GetLabels()["pipelines.kubeflow.org/trigger"] == "runConfiguration" {
+				downstream = r.GetName()
+				return true, ""
+			}
+		}
+		return false, "no Run"
+	})
+	waitFor(t, 4*time.Minute, "the triggered Run "+downstream+" Succeeded", func() (bool, string) {
+		state, msg := completionState(get(t, "Run", ns, downstream))
+		return state == "Succeeded", state + ": " + msg
+	})
+	return downstream
 }

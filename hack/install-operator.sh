@@ -18,12 +18,14 @@ export CGO_ENABLED=0 GOPROXY=off GOFLAGS=-mod=readonly
 go build -trimpath -ldflags "-s -w" -o "$out/" ./cmd/operator ./cmd/kfp-task
 go build -trimpath -ldflags "-s -w" -o "$out/fixture-provider" ./internal/testfixtures/provider
 go build -trimpath -ldflags "-s -w" -o "$out/fixture-compiler" ./internal/testfixtures/compiler
+go build -trimpath -ldflags "-s -w" -o "$out/fixture-provider-service" ./internal/testfixtures/providerservice
 go build -trimpath -ldflags "-s -w" -o "$out/" ./cmd/tekton-provider ./cmd/static-compiler ./cmd/kfp-demo
 
 image() { "$bin/localcluster" image --base "$base" "$@"; }
-operator=$(image --file /operator="$out/operator" --file /kfp-task="$out/kfp-task" --push "$registry/kfp-tekton-operator:dev")
+operator=$(image --file /operator="$out/operator" --file /kfp-task="$out/kfp-task" --entrypoint /kfp-task --push "$registry/kfp-tekton-operator:dev")
 provider=$(image --file /provider="$out/fixture-provider" --push "$registry/fixtures/provider:dev")
 compiler=$(image --file /compiler="$out/fixture-compiler" --push "$registry/fixtures/compiler:dev")
+provider_service=$(image --file /provider-service="$out/fixture-provider-service" --push "$registry/fixtures/provider-service:dev")
 # A pipeline image for the fixture compiler to compile in: it needs nothing of its own.
 pipeline=$(image --file /pause="$bin/pause" --push "$registry/fixtures/pipeline:1")
 # The product's backend and compiler: the Tekton provider, whose image is also
@@ -44,6 +46,7 @@ REGISTRY=$registry
 OPERATOR_IMAGE=$operator
 FIXTURE_PROVIDER_IMAGE=$provider
 FIXTURE_COMPILER_IMAGE=$compiler
+FIXTURE_PROVIDER_SERVICE_IMAGE=$provider_service
 FIXTURE_PIPELINE_IMAGE=$registry/fixtures/pipeline:1
 TEKTON_PROVIDER_IMAGE=$tekton_provider
 STATIC_COMPILER_IMAGE=$static_compiler
@@ -58,6 +61,7 @@ kubectl apply --server-side --force-conflicts -f config/crd/bases >/dev/null
 "$bin/helm" upgrade --install kfp-tekton-operator config/helm/kfp-tekton-operator \
   --namespace kfp-tekton-operator --create-namespace \
   --set image.repository="${operator%@*}" --set image.digest="${operator#*@}" \
+  --set events.clusterIP=10.96.0.50 --set events.url=http://10.96.0.50/events \
   --wait --timeout 180s >/dev/null
 kubectl rollout status -n kfp-tekton-operator deploy/kfp-tekton-operator --timeout=180s
 echo "operator installed with its chart in $((SECONDS - started)) s"

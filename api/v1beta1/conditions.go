@@ -46,6 +46,9 @@ const (
 	// service account there is not marked for it.
 	ReasonServiceAccountNotAllowed = "ServiceAccountNotAllowed"
 	ReasonImageNotResolvable       = "ImageNotResolvable"
+	// ReasonProviderServiceNotReady: a Provider's service (spec.serviceImage)
+	// is not serving yet, or could not be deployed; the message says why.
+	ReasonProviderServiceNotReady = "ProviderServiceNotReady"
 	// ReasonPodSecurityIncompatible: the workflow namespace enforces Pod
 	// Security `restricted` and Tekton is not configured to run there.
 	ReasonPodSecurityIncompatible = "PodSecurityIncompatible"

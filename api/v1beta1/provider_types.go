@@ -17,12 +17,24 @@ const (
 
 // ProviderSpec configures one pipeline backend: the image the shared Tasks run
 // to talk to it, the service account its PipelineRuns run as, and who may use it.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.image) != has(self.serviceImage)",message="set exactly one of image (a CLI provider image, run by the shared Tasks) and serviceImage (a provider service the operator runs)"
 type ProviderSpec struct {
-	// Image of the provider, run by the shared Tasks for every operation.
-	// +required
+	// Image of a CLI provider, run by the shared Tasks for every operation
+	// (the contract in tasks/README.md). Exactly one of image and serviceImage.
+	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
-	Image string `json:"image"`
+	Image string `json:"image,omitempty"`
+
+	// ServiceImage of a provider service (kfp-operator's provider-service
+	// HTTP API): the operator runs it as a Deployment and Service in the
+	// workflow namespace, as serviceAccount, and the shared Tasks call it.
+	// Exactly one of image and serviceImage.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	ServiceImage string `json:"serviceImage,omitempty"`
 
 	// ExecutionMode of the backend.
 	// +optional
@@ -92,6 +104,39 @@ type Framework struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	Image string `json:"image"`
+
+	// Patches change the pipeline definition a provider service receives
+	// (kfp-operator's pipelineDefinition JSON, e.g. to add beam args to
+	// /framework/parameters), in order. CLI providers receive them in
+	// their provider configuration and apply them as they see fit.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=20
+	Patches []Patch `json:"patches,omitempty"`
+}
+
+// PatchType is how a Patch's payload applies.
+// +kubebuilder:validation:Enum=json;merge
+type PatchType string
+
+// Patch types.
+const (
+	// PatchJSON is an RFC 6902 JSON Patch: a list of operations.
+	PatchJSON PatchType = "json"
+	// PatchMerge is an RFC 7386 JSON merge patch: an object merged in.
+	PatchMerge PatchType = "merge"
+)
+
+// Patch is one change to a pipeline definition.
+type Patch struct {
+	// Type: json (RFC 6902) or merge (RFC 7386).
+	// +required
+	Type PatchType `json:"type"`
+	// Payload is the patch document, as JSON text.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=65536
+	Payload string `json:"payload"`
 }
 
 // ProviderStatus reports what the operator resolved and deployed for a Provider.
@@ -100,9 +145,19 @@ type ProviderStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Image is spec.image pinned to its digest.
+	// Image is what the shared Tasks run as the provider step, pinned to
+	// its digest: spec.image, or for a provider service the operator's
+	// helper image, which calls the service.
 	// +optional
 	Image string `json:"image,omitempty"`
+
+	// ServiceImage is spec.serviceImage pinned to its digest.
+	// +optional
+	ServiceImage string `json:"serviceImage,omitempty"`
+
+	// ServiceURL is where the shared Tasks reach the provider service.
+	// +optional
+	ServiceURL string `json:"serviceURL,omitempty"`
 
 	// Frameworks are the spec's frameworks with images pinned to digests.
 	// +optional

@@ -48,7 +48,8 @@ func TestEverySampleIsAccepted(t *testing.T) {
 	for _, f := range files {
 		obj := sample(t, filepath.Base(f))
 		obj.SetNamespace(ns)
-		require.NoError(t, cp.Client.Create(context.Background(), obj), "sample %s", f)
+		// Strict, as kubectl applies: an unknown field is an error, not a warning.
+		require.NoError(t, cp.Client.Create(context.Background(), obj, client.FieldValidation("Strict")), "sample %s", f)
 		kinds[obj.GetKind()] = true
 	}
 	for _, kind := range []string{"Provider", "Pipeline", "RunConfiguration", "RunSchedule", "Run", "Experiment"} {
@@ -82,7 +83,10 @@ func TestInvalidObjectsAreRefusedNamingTheField(t *testing.T) {
 		mutate  func(*unstructured.Unstructured)
 		wantErr []string // every substring must appear in the error
 	}{
-		{"provider without image", "provider.yaml", remove("spec.image"), []string{"spec.image", "Required value"}},
+		{"provider without image or serviceImage", "provider.yaml", remove("spec.image"), []string{"spec: Invalid value", "set exactly one of image", "serviceImage"}},
+		{"provider with image and serviceImage", "provider.yaml", set("spec.serviceImage", "ghcr.io/org/svc:1"), []string{"spec: Invalid value", "set exactly one of image"}},
+		{"provider service with an unknown patch type", "provider-service.yaml", set("spec.frameworks", []any{map[string]any{"name": "tfx", "image": "i",
+			"patches": []any{map[string]any{"type": "strategic", "payload": "{}"}}}}), []string{"spec.frameworks[0].patches[0].type", "Unsupported value"}},
 		{"provider without service account", "provider.yaml", remove("spec.serviceAccount"), []string{"spec.serviceAccount", "Required value"}},
 		{"provider with unknown execution mode", "provider.yaml", set("spec.executionMode", "v3"), []string{"spec.executionMode", "Unsupported value"}},
 		{"provider with invalid allowed namespace", "provider.yaml", set("spec.allowedNamespaces", []any{"Team_A"}), []string{"spec.allowedNamespaces[0]"}},

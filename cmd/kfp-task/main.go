@@ -3,7 +3,9 @@
 // and turns what the provider left behind into the Task's results. It ships
 // in the operator's image and needs no shell, so steps stay distroless. It is
 // also the launcher of compiled KFP pipelines (package kfpir): their prepare
-// step runs its mkdir.
+// step runs its mkdir. For a Provider with spec.serviceImage it is the
+// provider step itself, calling the provider service (service.go), and the
+// events relay beside the service (relay.go).
 //
 //	kfp-task write --file /kfp/resource.json=KFP_RESOURCE [--file PATH=ENV ...]
 //	kfp-task exec --env-from /kfp/pipeline-config.yaml -- COMMAND ARGS...
@@ -11,6 +13,8 @@
 //	kfp-task report --output /kfp/output.json --exit-code FILE --id-result FILE --error-result FILE
 //	kfp-task report-compiled --pipeline-definition FILE --id-result FILE --error-result FILE
 //	kfp-task mkdir DIR...
+//	kfp-task KIND OPERATION --provider-config F --resource F --output F [--pipeline-definition F]
+//	kfp-task relay-events --listen 127.0.0.1:8099 --to URL --token-file FILE [--ca-file FILE]
 package main
 
 import (

@@ -68,6 +68,7 @@ func bind(fs *flag.FlagSet, cfg *operator.Config, file *string) {
 	})
 	fs.StringVar(&cfg.EventsBindAddress, "events-bind-address", cfg.EventsBindAddress, "address of /events, where provider services report run completions; 0 disables")
 	fs.StringVar(&cfg.EventsCertDir, "events-cert-dir", cfg.EventsCertDir, "directory with tls.crt and tls.key to serve /events over HTTPS; empty: plain HTTP")
+	fs.StringVar(&cfg.EventsURL, "events-url", cfg.EventsURL, "URL at which provider services' relays reach /events (needed by Providers with spec.serviceImage)")
 	fs.StringVar(&cfg.EventsTokenAudience, "events-token-audience", cfg.EventsTokenAudience, "audience a /events caller's service-account token must carry")
 	fs.DurationVar(&cfg.RetryAfter.Duration, "retry-after", cfg.RetryAfter.Duration, "how soon a resource waiting on something outside the operator is looked at again")
 }

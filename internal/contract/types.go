@@ -132,6 +132,9 @@ type ProviderConfig struct {
 	// ArtifactRepository is where this resource's artifacts go; absent when
 	// no level names one.
 	ArtifactRepository *ArtifactLocation `json:"artifactRepository,omitempty"`
+	// ServiceURL is where the provider service answers, for a Provider with
+	// spec.serviceImage (the helper calls it); absent for a CLI provider.
+	ServiceURL string `json:"serviceURL,omitempty"`
 }
 
 // ArtifactLocation is where a resource's artifacts go, as resolved, with

@@ -27,6 +27,9 @@ func TestOperatorConfig(cfg operator.Config) operator.Config {
 	if cfg.HelperImage == "" {
 		cfg.HelperImage = "example.com/kfp-tekton-operator:test"
 	}
+	if cfg.EventsURL == "" {
+		cfg.EventsURL = "http://kfp-tekton-operator-events.kfp-tekton-operator.svc/events"
+	}
 	return cfg
 }
 

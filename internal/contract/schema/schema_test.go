@@ -156,7 +156,8 @@ func TestSchemasRefuse(t *testing.T) {
 		{"resource.schema.json", "no uid", func(m map[string]any) { delete(m["metadata"].(map[string]any), "uid") }},
 		{"resource.schema.json", "a generation that is not an integer", func(m map[string]any) { m["metadata"].(map[string]any)["generation"] = "3" }},
 		{"resource.schema.json", "a status that is not an object", func(m map[string]any) { m["status"] = "synced" }},
-		{"provider-config.schema.json", "no spec.image", func(m map[string]any) { delete(m["spec"].(map[string]any), "image") }},
+		{"provider-config.schema.json", "a spec.image that is not a string", func(m map[string]any) { m["spec"].(map[string]any)["image"] = 42 }},
+		{"provider-config.schema.json", "a serviceURL that is not a string", func(m map[string]any) { m["serviceURL"] = []any{} }},
 		{"provider-config.schema.json", "an unknown execution mode", func(m map[string]any) { m["spec"].(map[string]any)["executionMode"] = "v3" }},
 		{"provider-config.schema.json", "a secret without a key", func(m map[string]any) {
 			delete(m["artifactRepository"].(map[string]any)["secrets"].([]any)[0].(map[string]any), "key")

@@ -50,7 +50,11 @@ func (r *Reconciler[T]) apply(ctx context.Context, obj T, o Observation, d Decis
 		return ctrl.Result{}, r.release(ctx, obj, o, "released without deleting from the backend, as the annotation asks; its pending PipelineRun was cancelled")
 	case Release:
 		message := "deleted from the backend"
-		if o.SkipBackendDeletion {
+		switch {
+		case o.WorkflowNamespaceTerminating:
+			message = fmt.Sprintf("released without deleting from the backend: namespace %s, where its operations run, is being deleted (backend id %q of provider %s is left as it is)",
+				o.WorkflowNamespace, o.Status.Provider.ID, o.Status.Provider.Name)
+		case o.SkipBackendDeletion:
 			message = "released without deleting from the backend, as the annotation asks"
 		}
 		return ctrl.Result{}, r.release(ctx, obj, o, message)

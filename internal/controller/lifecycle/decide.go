@@ -160,6 +160,14 @@ func decideDeletion(o Observation) Decision {
 		// releasing now could orphan what it makes in the backend.
 		return Decision{Outcome: outcome.WaitFor(time.Second)}
 	}
+	if o.WorkflowNamespaceTerminating {
+		// No delete can run there any more, and the runs recording the
+		// backend id go with the namespace: waiting would hold the
+		// namespace's deletion forever. (The Tekton provider's backend
+		// objects live there and go too; another backend's object is left,
+		// which the release Event says.)
+		return Decision{Action: Action{Kind: Release}}
+	}
 	runs := runSet(o.Runs)
 	if latest := runs.latest(OpCreate, OpUpdate); latest != nil && !latest.Done {
 		if o.SkipBackendDeletion {

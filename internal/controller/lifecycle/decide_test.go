@@ -316,6 +316,13 @@ func TestDecideDeletion(t *testing.T) {
 		o:    deleting(func(o *Observation) { o.AwaitingCache = true }),
 		want: want{outcome: outcome.Waiting, after: time.Second},
 	}, {
+		name: "a resource whose workflow namespace is being deleted goes without a backend delete, whatever it recorded",
+		o: deleting(func(o *Observation) {
+			o.Runs, o.WorkflowNamespaceTerminating = []*RunRecord{created}, true
+			o.Status.Provider = pipelinesv1beta1.ProviderAndID{Name: "team-a/kfp", ID: "p-1"}
+		}),
+		want: want{action: Release},
+	}, {
 		name: "a resource never created goes at once",
 		o:    deleting(nil),
 		want: want{action: Release},

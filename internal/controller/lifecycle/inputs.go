@@ -98,7 +98,8 @@ func buildRun(ctx context.Context, req runRequest) (*tektonv1.PipelineRun, error
 		Parameters: req.parameters,
 	}
 	pinned := pinnedSpec(req.provider)
-	config := contract.ProviderConfig{ContractVersion: contract.Version, Name: req.provider.Name, Namespace: req.provider.Namespace, Spec: pinned, ArtifactRepository: req.artifacts}
+	config := contract.ProviderConfig{ContractVersion: contract.Version, Name: req.provider.Name, Namespace: req.provider.Namespace, Spec: pinned,
+		ArtifactRepository: req.artifacts, ServiceURL: req.provider.Status.ServiceURL}
 	resourceParam, err := jsonParam(taskdef.ParamResource, resource)
 	if err != nil {
 		return nil, err
@@ -173,7 +174,11 @@ func runLabels(req runRequest) map[string]string {
 // Provider controller pinned (matched by framework name, as everywhere).
 func pinnedSpec(p *pipelinesv1beta1.Provider) pipelinesv1beta1.ProviderSpec {
 	spec := *p.Spec.DeepCopy()
-	spec.Image = p.Status.Image
+	if spec.ServiceImage != "" {
+		spec.ServiceImage = p.Status.ServiceImage
+	} else {
+		spec.Image = p.Status.Image
+	}
 	for i, f := range spec.Frameworks {
 		for _, pin := range p.Status.Frameworks {
 			if pin.Name == f.Name {

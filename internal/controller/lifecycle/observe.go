@@ -8,6 +8,7 @@ import (
 	"time"
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,6 +41,10 @@ type Observation struct {
 	Provider *pipelinesv1beta1.Provider
 	// WorkflowNamespace is where the Provider's runs live.
 	WorkflowNamespace string
+	// WorkflowNamespaceTerminating: that namespace is being deleted (looked
+	// at only for a resource being deleted). No run can be created there
+	// any more, and the runs recording backend ids go with it.
+	WorkflowNamespaceTerminating bool
 	// Version is the spec's version with Provider, or why it has none.
 	Version    string
 	VersionErr error
@@ -78,6 +83,17 @@ func (r *Reconciler[T]) observe(ctx context.Context, obj T) (Observation, error)
 		o.ProviderKey = ProviderKey(pipelinesv1beta1.ProviderReference(o.Status.Provider.Name), obj.GetNamespace())
 	}
 	o.WorkflowNamespace = r.workflowNamespace(o.ProviderKey.Namespace)
+	if o.Deleting {
+		var ns corev1.Namespace
+		switch err := r.APIReader.Get(ctx, types.NamespacedName{Name: o.WorkflowNamespace}, &ns); {
+		case err == nil:
+			o.WorkflowNamespaceTerminating = !ns.DeletionTimestamp.IsZero()
+		case apierrors.IsNotFound(err):
+			o.WorkflowNamespaceTerminating = true
+		default:
+			return o, err
+		}
+	}
 
 	provider := &pipelinesv1beta1.Provider{}
 	switch err := r.Client.Get(ctx, o.ProviderKey, provider); {

@@ -38,3 +38,7 @@ package lifecycle
 // RunConfigurations: watched, to resolve Runs' valueFrom parameters from
 // their latest succeeded run.
 // +kubebuilder:rbac:groups=pipelines.kubeflow.org,resources=runconfigurations,verbs=list;watch
+
+// A resource being deleted looks at its workflow namespace: one being
+// deleted itself lets the resource go without a backend delete.
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get

@@ -207,3 +207,23 @@ func TestArtifactRepositoryResolution(t *testing.T) {
 		assert.Empty(t, f.RunsOf(t, bad))
 	}
 }
+
+// Deleting a namespace deletes a resource and the PipelineRuns recording
+// its backend id at once; no delete operation can be created there any
+// more. The resource must still go, or the namespace never does. (This API
+// server has no namespace controller: the test deletes what it would.)
+func TestAResourceGoesWithItsNamespace(t *testing.T) {
+	f := fixture.Setup(t, cp)
+	e := &pipelinesv1beta1.Experiment{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "exp"},
+		Spec: pipelinesv1beta1.ExperimentSpec{Provider: "kfp", Description: "d"}}
+	require.NoError(t, cp.Client.Create(ctx, e))
+	f.Finish(t, f.EventuallyRun(t, e, 1, lifecycle.OpCreate), true, "exp-1", "", "")
+	f.Eventually(t, e, fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(e))
+
+	require.NoError(t, cp.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.NS}}))
+	require.NoError(t, cp.Client.DeleteAllOf(ctx, &tektonv1.PipelineRun{}, client.InNamespace(f.NS)))
+	require.NoError(t, cp.Client.Delete(ctx, e))
+	require.Eventually(t, func() bool {
+		return apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKeyFromObject(e), &pipelinesv1beta1.Experiment{}))
+	}, fixture.Wait, fixture.Tick, "released although its record is gone: its namespace is going")
+}

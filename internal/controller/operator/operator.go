@@ -8,6 +8,7 @@ import (
 	"time"
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -103,6 +104,10 @@ type Config struct {
 	// EventsTokenAudience is the audience a caller's service-account token
 	// must be issued for (default kfp-tekton-operator).
 	EventsTokenAudience string `json:"eventsTokenAudience,omitempty"`
+	// EventsURL is where provider services' relays reach /events, e.g.
+	// http://kfp-tekton-operator-events.kfp-tekton-operator.svc/events (the
+	// chart sets it); a Provider with spec.serviceImage needs it.
+	EventsURL string `json:"eventsURL,omitempty"`
 
 	// TektonNamespace is where Tekton's feature-flags ConfigMap lives
 	// (default tekton-pipelines); read to warn about Pod Security.
@@ -147,6 +152,8 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 		Version:           version,
 		RetryAfter:        cfg.RetryAfter.Duration,
 		TektonNamespace:   cfg.TektonNamespace,
+		Service: provider.ServiceSettings{HelperImage: cfg.HelperImage, EventsURL: cfg.EventsURL,
+			TokenAudience: orDefaultString(cfg.EventsTokenAudience, DefaultEventsTokenAudience)},
 	}
 	opts := controller.Options{MaxConcurrentReconciles: cfg.MaxConcurrentReconciles, SkipNameValidation: &cfg.SkipNameValidation}
 	if err := providers.SetupWithManager(mgr, opts); err != nil {
@@ -208,10 +215,7 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 		}
 	}
 	if cfg.EventsBindAddress != "" && cfg.EventsBindAddress != "0" {
-		audience := cfg.EventsTokenAudience
-		if audience == "" {
-			audience = DefaultEventsTokenAudience
-		}
+		audience := orDefaultString(cfg.EventsTokenAudience, DefaultEventsTokenAudience)
 		if err := mgr.Add(&eventserver.Server{BindAddress: cfg.EventsBindAddress, CertDir: cfg.EventsCertDir,
 			Handler: &eventserver.Handler{Client: mgr.GetClient(), Audience: audience, Completions: completions}}); err != nil {
 			return nil, err
@@ -267,6 +271,7 @@ func managerOptions(cfg Config) ctrl.Options {
 			DefaultTransform: cache.TransformStripManagedFields(),
 			ByObject: map[client.Object]cache.ByObject{
 				&tektonv1.Task{}:        {Label: managed},
+				&appsv1.Deployment{}:    {Label: managed}, // provider services
 				&tektonv1.PipelineRun{}: {Label: labels.NewSelector().Add(*runs), Transform: slimRun},
 			},
 		},
@@ -298,6 +303,13 @@ func setupKind[T lifecycle.Subject](ctx context.Context, mgr ctrl.Manager, s eng
 		ConfigMapTTL: s.ConfigMapTTL, OperationTimeout: s.OperationTimeout, KeepRunsPerOperation: s.KeepRuns,
 	}
 	return r.SetupWithManager(ctx, mgr, list, opts)
+}
+
+func orDefaultString(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
 }
 
 func orDefault(d, def time.Duration) time.Duration {

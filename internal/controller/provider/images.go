@@ -49,12 +49,17 @@ func serviceAccountKeychain(ctx context.Context, c client.Reader, namespace, nam
 	return authn.NewMultiKeychain(kc, authn.DefaultKeychain), nil
 }
 
-// resolveImages pins the provider image and every framework image.
+// resolveImages pins the provider image (spec.image or spec.serviceImage)
+// and every framework image.
 func resolveImages(ctx context.Context, spec pipelinesv1beta1.ProviderSpec, keychain authn.Keychain) (string, []pipelinesv1beta1.Framework, error) {
 	resolver := imageref.NewResolver(keychain)
-	image, err := resolver.Resolve(ctx, spec.Image)
+	ref, field := spec.Image, "spec.image"
+	if spec.ServiceImage != "" {
+		ref, field = spec.ServiceImage, "spec.serviceImage"
+	}
+	image, err := resolver.Resolve(ctx, ref)
 	if err != nil {
-		return "", nil, fmt.Errorf("spec.image: %w", err)
+		return "", nil, fmt.Errorf("%s: %w", field, err)
 	}
 	frameworks := make([]pipelinesv1beta1.Framework, len(spec.Frameworks))
 	for i, f := range spec.Frameworks {

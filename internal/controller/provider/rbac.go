@@ -39,3 +39,11 @@ package provider
 // Events on the Provider when its readiness changes (events.k8s.io/v1;
 // patch adds to an event series).
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Provider services (spec.serviceImage) run as a Deployment and a Service
+// in the workflow namespace; the cache holds only the operator's (by label).
+// A pod's waiting reason is read when the Deployment is not available.
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=list;watch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;create;patch;delete,namespace=workflow-namespace
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;create;patch;delete,namespace=workflow-namespace
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list,namespace=workflow-namespace

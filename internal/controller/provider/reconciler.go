@@ -9,6 +9,7 @@ import (
 	"time"
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,6 +54,8 @@ type Reconciler struct {
 	RetryAfter time.Duration
 	// TektonNamespace holds Tekton's feature-flags ConfigMap (default tekton-pipelines).
 	TektonNamespace string
+	// Service configures the provider services of Providers with spec.serviceImage.
+	Service ServiceSettings
 
 	tasks *taskApplier
 }
@@ -93,14 +96,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	o.serviceAccountErr = saErr
+	var pinned string
 	if keychain != nil {
 		if imagesCurrent(p) {
-			o.image, o.frameworks = p.Status.Image, p.Status.Frameworks
+			pinned, o.frameworks = pinnedImage(p), p.Status.Frameworks
 		} else {
-			o.image, o.frameworks, o.imageErr = resolveImages(ctx, p.Spec, keychain)
+			pinned, o.frameworks, o.imageErr = resolveImages(ctx, p.Spec, keychain)
 		}
 	} else {
 		o.imageErr = saErr
+	}
+	o.image = pinned
+	if p.Spec.ServiceImage != "" {
+		// The provider step runs the helper, which calls the service.
+		o.serviceImage, o.image = pinned, r.Service.HelperImage
+		if o.imageErr == nil && o.serviceAccountErr == nil && o.tasksErr == nil {
+			o.serviceURL, o.serviceNotReady, o.serviceErr = r.ensureService(ctx, p, namespace, pinned)
+		}
+	} else if err := r.removeService(ctx, p, namespace); err != nil {
+		return ctrl.Result{}, err
 	}
 
 	podSecurity, podSecurityErr := checkPodSecurity(ctx, r.APIReader, namespace, r.tektonNamespace())
@@ -115,7 +129,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case podSecurityErr != nil:
 		return ctrl.Result{}, podSecurityErr
 	// Tekton's flags are not watched: a fixed flag is noticed at the next retry.
-	case o.tasksErr != nil, o.serviceAccountErr != nil, o.imageErr != nil, o.podSecurity != "":
+	case o.tasksErr != nil, o.serviceAccountErr != nil, o.imageErr != nil, o.podSecurity != "", o.serviceErr != nil, o.serviceNotReady != "":
 		return ctrl.Result{RequeueAfter: r.retryAfter()}, nil
 	}
 	return ctrl.Result{}, nil
@@ -168,6 +182,9 @@ func (r *Reconciler) finalize(ctx context.Context, p *pipelinesv1beta1.Provider,
 			remaining++
 		}
 	}
+	if err := r.removeService(ctx, p, namespace); err != nil {
+		return err
+	}
 	if remaining == 0 {
 		if err := r.tasks.remove(ctx, namespace); err != nil {
 			return err
@@ -210,6 +227,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicates.BeingDeleted))).
 		Watches(&tektonv1.Task{}, handler.EnqueueRequestsFromMapFunc(r.providersForTask),
 			builder.WithPredicates(predicate.NewPredicateFuncs(isManaged)))
+	// A provider service's Deployment changing (becoming available, failing
+	// to pull) changes its Provider's readiness.
+	b = b.Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(providerOfService),
+		builder.WithPredicates(predicate.NewPredicateFuncs(isManaged)))
 	for _, k := range userKinds {
 		b = b.Watches(k.object(), enqueueProviderOfUser())
 	}

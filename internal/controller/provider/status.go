@@ -25,6 +25,12 @@ type observation struct {
 	podSecurity string
 	// users: the resources referencing the Provider, per kind.
 	users []usage
+	// A provider service: its pinned image, URL, why it is not ready, or
+	// why it could not be applied.
+	serviceImage    string
+	serviceURL      string
+	serviceNotReady string
+	serviceErr      error
 }
 
 // readyCondition is the Ready condition the observation warrants; the first
@@ -54,6 +60,16 @@ func readyCondition(p *pipelinesv1beta1.Provider, o observation) metav1.Conditio
 	case o.podSecurity != "":
 		c.Reason = pipelinesv1beta1.ReasonPodSecurityIncompatible
 		c.Message = o.podSecurity
+	case o.serviceErr != nil:
+		c.Reason = pipelinesv1beta1.ReasonProviderServiceNotReady
+		c.Message = o.serviceErr.Error()
+	case o.serviceNotReady != "":
+		c.Reason = pipelinesv1beta1.ReasonProviderServiceNotReady
+		c.Message = o.serviceNotReady
+	case p.Spec.ServiceImage != "":
+		c.Status = metav1.ConditionTrue
+		c.Reason = pipelinesv1beta1.ReasonTasksApplied
+		c.Message = fmt.Sprintf("%d shared Tasks in namespace %s; provider service %s at %s", len(o.tasks), o.workflowNamespace, o.serviceImage, o.serviceURL)
 	default:
 		c.Status = metav1.ConditionTrue
 		c.Reason = pipelinesv1beta1.ReasonTasksApplied
@@ -71,9 +87,9 @@ func desiredStatus(p *pipelinesv1beta1.Provider, o observation) pipelinesv1beta1
 		s.Tasks = o.tasks
 	}
 	// Pins are never stale: a spec whose images failed to resolve has none.
-	s.Image, s.Frameworks = o.image, o.frameworks
+	s.Image, s.Frameworks, s.ServiceImage, s.ServiceURL = o.image, o.frameworks, o.serviceImage, o.serviceURL
 	if o.imageErr != nil {
-		s.Image, s.Frameworks = "", nil
+		s.Image, s.Frameworks, s.ServiceImage = "", nil, ""
 	}
 	s.Users = usersStatus(o.users)
 	ready := readyCondition(p, o)
@@ -89,8 +105,16 @@ func desiredStatus(p *pipelinesv1beta1.Provider, o observation) pipelinesv1beta1
 // generation (pins are cleared when resolution fails), so the registry need
 // not be asked again.
 func imagesCurrent(p *pipelinesv1beta1.Provider) bool {
-	return p.Status.ObservedGeneration == p.Generation && p.Status.Image != "" &&
+	return p.Status.ObservedGeneration == p.Generation && pinnedImage(p) != "" &&
 		len(p.Status.Frameworks) == len(p.Spec.Frameworks)
+}
+
+// pinnedImage is the status's pin of spec.image or spec.serviceImage.
+func pinnedImage(p *pipelinesv1beta1.Provider) string {
+	if p.Spec.ServiceImage != "" {
+		return p.Status.ServiceImage
+	}
+	return p.Status.Image
 }
 
 // inUseStatus is the status of p, being deleted, while users still

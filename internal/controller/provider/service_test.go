@@ -1,0 +1,121 @@
+package provider_test
+
+// Provider services against a real API server: the operator runs a
+// Provider's serviceImage as a Deployment and Service configured as
+// kfp-operator configures its provider services, reports it Ready only
+// when the Deployment is available, and removes it when the Provider
+// stops being a service or goes.
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/registry"
+)
+
+// serviceDeployment is the only provider-service Deployment in ns.
+func serviceDeployment(c *assert.CollectT, ns string) *appsv1.Deployment {
+	var l appsv1.DeploymentList
+	if !assert.NoError(c, cp.Client.List(context.Background(), &l, client.InNamespace(ns))) || !assert.Len(c, l.Items, 1) {
+		return nil
+	}
+	return &l.Items[0]
+}
+
+func env(c corev1.Container) map[string]string {
+	out := map[string]string{}
+	for _, e := range c.Env {
+		out[e.Name] = e.Value
+	}
+	return out
+}
+
+func TestAProviderServiceRunsAsADeployment(t *testing.T) {
+	ctx := context.Background()
+	startOperator(t, "")
+	reg := registry.Start(t)
+	image, digest := reg.Push("team/provider-service:v1")
+	ns := namespace(t)
+	serviceAccount(t, ns, "kfp-provider")
+	p := newProvider(ns, "kfp", "")
+	p.Spec.ServiceImage, p.Spec.PipelineRootStorage = image, "gs://bucket/root"
+	p.Spec.Parameters = map[string]apiextensionsv1.JSON{"kfpNamespace": {Raw: []byte(`"kubeflow"`)}, "retries": {Raw: []byte(`3`)}}
+	require.NoError(t, cp.Client.Create(ctx, p))
+
+	var d *appsv1.Deployment
+	require.EventuallyWithT(t, func(c *assert.CollectT) { d = serviceDeployment(c, ns) }, wait, tick)
+	pod := d.Spec.Template.Spec
+	assert.Equal(t, "kfp-provider", pod.ServiceAccountName, "runs as the Provider's service account")
+	require.Len(t, pod.Containers, 2)
+	service, relay := pod.Containers[0], pod.Containers[1]
+	assert.Equal(t, image+"@"+digest, service.Image, "pinned to its digest")
+	assert.Equal(t, map[string]string{
+		"PROVIDERNAME": ns + "/kfp", "PIPELINEROOTSTORAGE": "gs://bucket/root",
+		"PARAMETERS_KFPNAMESPACE": "kubeflow", "PARAMETERS_RETRIES": "3",
+		"OPERATORWEBHOOK": "http://127.0.0.1:8099/events", "SERVER_PORT": "8080", "METRICS_PORT": "8081", "POD_NAMESPACE": "",
+	}, env(service), "kfp-operator's environment (POD_NAMESPACE from the downward API)")
+	assert.Equal(t, "/readyz", service.ReadinessProbe.HTTPGet.Path)
+	assert.Equal(t, []string{"relay-events", "--listen", "127.0.0.1:8099", "--to", "http://kfp-tekton-operator-events.kfp-tekton-operator.svc/events",
+		"--token-file", "/var/run/secrets/kfp-tekton-operator/events/token"}, relay.Args)
+	require.Len(t, pod.Volumes, 1)
+	assert.Equal(t, "kfp-tekton-operator", pod.Volumes[0].Projected.Sources[0].ServiceAccountToken.Audience, "a token only /events accepts")
+	var svc corev1.Service
+	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(d), &svc))
+	assert.EqualValues(t, 8080, svc.Spec.Ports[0].Port)
+
+	// No kubelet here: the Deployment never becomes available, and the Provider says so.
+	eventuallyReady(t, p, metav1.ConditionFalse, pipelinesv1beta1.ReasonProviderServiceNotReady)
+	assert.Contains(t, ready(t, p).Message, "provider service Deployment "+ns+"/"+d.Name+": 0 of 1 replicas")
+	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(d), &svc))
+	assert.Equal(t, "http://"+svc.Spec.ClusterIP+":8080", p.Status.ServiceURL, "by cluster IP: no cluster DNS needed")
+
+	// Available, as the Deployment controller would report it.
+	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(d), d))
+	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}
+	require.NoError(t, cp.Client.Status().Update(ctx, d))
+	eventuallyReady(t, p, metav1.ConditionTrue, pipelinesv1beta1.ReasonTasksApplied)
+	assert.Equal(t, "example.com/kfp-tekton-operator:test", p.Status.Image, "the provider step runs the helper, which calls the service")
+	assert.Equal(t, image+"@"+digest, p.Status.ServiceImage)
+
+	// A changed parameter reaches the Deployment.
+	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(p), p))
+	p.Spec.Parameters["kfpNamespace"] = apiextensionsv1.JSON{Raw: []byte(`"kubeflow-2"`)}
+	require.NoError(t, cp.Client.Update(ctx, p))
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		if d := serviceDeployment(c, ns); d != nil {
+			assert.Equal(c, "kubeflow-2", env(d.Spec.Template.Spec.Containers[0])["PARAMETERS_KFPNAMESPACE"])
+		}
+	}, wait, tick)
+
+	// Becoming a CLI provider removes the service.
+	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(p), p))
+	p.Spec.ServiceImage, p.Spec.Image = "", image
+	require.NoError(t, cp.Client.Update(ctx, p))
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.True(c, apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKeyFromObject(d), &appsv1.Deployment{})), "Deployment gone")
+		assert.True(c, apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKeyFromObject(d), &corev1.Service{})), "Service gone")
+	}, wait, tick)
+	eventuallyReady(t, p, metav1.ConditionTrue, pipelinesv1beta1.ReasonTasksApplied)
+	assert.Empty(t, p.Status.ServiceURL)
+
+	// And back; then deleting the Provider removes it too.
+	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(p), p))
+	p.Spec.ServiceImage, p.Spec.Image = image, ""
+	require.NoError(t, cp.Client.Update(ctx, p))
+	require.EventuallyWithT(t, func(c *assert.CollectT) { d = serviceDeployment(c, ns) }, wait, tick)
+	require.NoError(t, cp.Client.Delete(ctx, p))
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.True(c, apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKeyFromObject(d), &appsv1.Deployment{})), "Deployment gone")
+		assert.True(c, apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKeyFromObject(p), p)), "Provider gone")
+	}, wait, tick)
+}
