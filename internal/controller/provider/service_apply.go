@@ -51,9 +51,18 @@ func serviceURL(applied *corev1.Service, p *pipelinesv1beta1.Provider, namespace
 	return ServiceURL(p, namespace)
 }
 
-// removeService deletes p's provider service, if it has one.
+// removeService deletes p's provider service, if it has one: the cache
+// (which holds the operator's Deployments) says whether it does, so a CLI
+// provider costs no API call and needs no rights on Deployments.
 func (r *Reconciler) removeService(ctx context.Context, p *pipelinesv1beta1.Provider, namespace string) error {
 	name := serviceName(p)
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &appsv1.Deployment{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
 	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}} {
 		obj.SetNamespace(namespace)
 		obj.SetName(name)

@@ -119,3 +119,26 @@ func TestAProviderServiceRunsAsADeployment(t *testing.T) {
 		assert.True(c, apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKeyFromObject(p), p)), "Provider gone")
 	}, wait, tick)
 }
+
+// A namespace being deleted takes the Provider's Tasks, its service and
+// the operator's rights there with it: the Provider goes without removing
+// them. (No namespace controller here: the namespace stays Terminating.)
+func TestAProviderGoesWithItsNamespace(t *testing.T) {
+	ctx := context.Background()
+	startOperator(t, "")
+	reg := registry.Start(t)
+	image, _ := reg.Push("team/provider-service:v1")
+	ns := namespace(t)
+	serviceAccount(t, ns, "kfp-provider")
+	p := newProvider(ns, "kfp", "")
+	p.Spec.ServiceImage = image
+	require.NoError(t, cp.Client.Create(ctx, p))
+	require.EventuallyWithT(t, func(c *assert.CollectT) { serviceDeployment(c, ns) }, wait, tick)
+
+	require.NoError(t, cp.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	require.NoError(t, cp.Client.Delete(ctx, p))
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.True(c, apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKeyFromObject(p), p)), "Provider gone")
+	}, wait, tick)
+	assert.NotEmpty(t, sharedTasks(t, ns), "left for the namespace's deletion, not deleted one by one")
+}
