@@ -198,8 +198,8 @@ spec:
 	url := "http://" + pods.Items[0].Status.PodIP + ":8082/events"
 	provider := get(t, "Provider", ns, "kfp")
 	sa, _, _ := unstructured.NestedString(provider.Object, "spec", "serviceAccount")
-	token := strings.TrimSpace(run(t, "kubectl", "create", "token", sa, "-n", ns, "--audience", "kfp-tekton-operator"))
-	intruder := strings.TrimSpace(run(t, "kubectl", "create", "token", "default", "-n", ns, "--audience", "kfp-tekton-operator"))
+	token := strings.TrimSpace(run(t, "kubectl", "create", "token", sa, "-n", ns, "--audience", "kfp-tekton-operator/"+ns+"/kfp"))
+	intruder := strings.TrimSpace(run(t, "kubectl", "create", "token", "default", "-n", ns, "--audience", "kfp-tekton-operator/"+ns+"/kfp"))
 
 	event := fmt.Sprintf(`{"status":"succeeded","pipelineName":"%[1]s/demo-ml","runConfigurationName":"%[1]s/examples",
 "runId":"vertex-run-42","runStartTime":"2026-12-03T10:00:00Z","runEndTime":"2026-12-03T10:20:00Z","servingModelArtifacts":[],

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -61,9 +62,10 @@ func (h *Handler) serve(r *http.Request) error {
 		return fail(http.StatusMethodNotAllowed, "POST a run-completion event")
 	}
 	ctx := r.Context()
-	caller, err := h.authenticate(ctx, r.Header.Get("Authorization"))
-	if err != nil {
-		return err
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || token == "" {
+		return fail(http.StatusUnauthorized, "no bearer token: send a token of the Provider's service account for audience %s",
+			runcompletion.ProviderAudience(h.Audience, "<provider namespace>", "<provider name>"))
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
 	if err != nil {
@@ -76,6 +78,10 @@ func (h *Handler) serve(r *http.Request) error {
 	if err != nil {
 		return fail(http.StatusBadRequest, "%v", err)
 	}
+	caller, err := h.authenticate(ctx, token, runcompletion.ProviderAudience(h.Audience, ev.Provider.Namespace, ev.Provider.Name))
+	if err != nil {
+		return err
+	}
 	provider, err := h.provider(ctx, ev.Provider)
 	if err != nil {
 		return err
@@ -87,18 +93,14 @@ func (h *Handler) serve(r *http.Request) error {
 }
 
 // authenticate returns the service account ("namespace", "name") whose
-// token authorization carries, issued for the audience.
-func (h *Handler) authenticate(ctx context.Context, authorization string) (types.NamespacedName, error) {
-	token, ok := strings.CutPrefix(authorization, "Bearer ")
-	if !ok || token == "" {
-		return types.NamespacedName{}, fail(http.StatusUnauthorized, "no bearer token: send the Provider's service-account token for audience %q", h.Audience)
-	}
-	review := &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token, Audiences: []string{h.Audience}}}
+// token this is, issued for audience (the reporting Provider's).
+func (h *Handler) authenticate(ctx context.Context, token, audience string) (types.NamespacedName, error) {
+	review := &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token, Audiences: []string{audience}}}
 	if err := h.Client.Create(ctx, review); err != nil {
 		return types.NamespacedName{}, fmt.Errorf("token review: %w", err)
 	}
-	if !review.Status.Authenticated {
-		return types.NamespacedName{}, fail(http.StatusUnauthorized, "the token is not valid for audience %q", h.Audience)
+	if !review.Status.Authenticated || !slices.Contains(review.Status.Audiences, audience) {
+		return types.NamespacedName{}, fail(http.StatusUnauthorized, "the token is not valid for audience %q", audience)
 	}
 	sa, ok := ServiceAccount(review.Status.User.Username)
 	if !ok {
@@ -131,7 +133,7 @@ func (h *Handler) provider(ctx context.Context, name runcompletion.NamespacedNam
 	var p pipelinesv1beta1.Provider
 	err := h.Client.Get(ctx, types.NamespacedName{Namespace: name.Namespace, Name: name.Name}, &p)
 	if apierrors.IsNotFound(err) {
-		return nil, fail(http.StatusForbidden, "Provider %s does not exist", name)
+		return nil, fail(http.StatusGone, "Provider %s does not exist", name)
 	}
 	return &p, err
 }
@@ -159,6 +161,9 @@ func (h *Handler) apply(ctx context.Context, ev runcompletion.EventData, p *pipe
 			return err
 		}
 	}
+	// Without its Run (deleted meanwhile), the RunConfiguration carries
+	// the event.
+	carriesEvent := ev.RunName == nil || len(gone) > 0
 	if ev.RunConfigurationName != nil {
 		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 			var rc pipelinesv1beta1.RunConfiguration
@@ -168,7 +173,7 @@ func (h *Handler) apply(ctx context.Context, ev runcompletion.EventData, p *pipe
 			if err := RunConfigurationTakes(&rc, p, ev); err != nil {
 				return err
 			}
-			return h.Completions.RecordForRunConfiguration(ctx, &rc, c, ev.RunName == nil)
+			return h.Completions.RecordForRunConfiguration(ctx, &rc, c, carriesEvent)
 		})
 		switch {
 		case apierrors.IsNotFound(err):

@@ -95,7 +95,7 @@ func runEvent(ns, run, id, status string) string {
 func TestAProviderServiceCompletesARun(t *testing.T) {
 	f, url := events(t)
 	r := f.SyncedRun(t, "train", "backend-1")
-	tok := token(t, f.NS, "kfp-provider", audience)
+	tok := token(t, f.NS, "kfp-provider", audience+"/"+f.NS+"/kfp")
 
 	code, msg := post(t, url, tok, runEvent(f.NS, "train", "backend-1", "failed"))
 	require.Equal(t, http.StatusOK, code, msg)
@@ -143,15 +143,19 @@ func TestEventsFromAnyoneButTheProviderAreRefused(t *testing.T) {
 		{"no token", "", valid, http.StatusUnauthorized, "no bearer token"},
 		{"not a token", "garbage", valid, http.StatusUnauthorized, "not valid"},
 		{"another audience", token(t, f.NS, "kfp-provider", "https://kubernetes.default.svc"), valid, http.StatusUnauthorized, "not valid"},
-		{"another account", token(t, f.NS, "intruder", audience), valid, http.StatusForbidden, "may not report for Provider"},
-		{"another team's provider for our run", token(t, other, "kfp-provider", audience),
+		{"another account", token(t, f.NS, "intruder", audience+"/"+f.NS+"/kfp"), valid, http.StatusForbidden, "may not report for Provider"},
+		{"the operator's audience, not the Provider's", token(t, f.NS, "kfp-provider", audience), valid, http.StatusUnauthorized, "not valid for audience"},
+		{"our account, another provider's audience", token(t, f.NS, "kfp-provider", audience+"/"+other+"/kfp"), valid, http.StatusUnauthorized, "not valid"},
+		{"no such provider", token(t, f.NS, "kfp-provider", audience+"/"+f.NS+"/absent"),
+			strings.ReplaceAll(valid, `"provider":"`+f.NS+`/kfp"`, `"provider":"`+f.NS+`/absent"`), http.StatusGone, "does not exist"},
+		{"another team's provider for our run", token(t, other, "kfp-provider", audience+"/"+other+"/kfp"),
 			strings.ReplaceAll(valid, `"provider":"`+f.NS+`/kfp"`, `"provider":"`+other+`/kfp"`), http.StatusForbidden, "is synchronised with Provider"},
-		{"not JSON", token(t, f.NS, "kfp-provider", audience), "{", http.StatusBadRequest, "not JSON"},
-		{"unknown status", token(t, f.NS, "kfp-provider", audience), strings.Replace(valid, `"succeeded"`, `"done"`, 1), http.StatusBadRequest, `status "done"`},
-		{"no resource", token(t, f.NS, "kfp-provider", audience), `{"status":"succeeded","runId":"x","provider":"` + f.NS + `/kfp"}`, http.StatusBadRequest, "names no resource"},
-		{"no such run", token(t, f.NS, "kfp-provider", audience), runEvent(f.NS, "absent", "backend-1", "succeeded"), http.StatusGone, "no Run " + f.NS + "/absent"},
-		{"too large", token(t, f.NS, "kfp-provider", audience), strings.Replace(valid, `"runId"`, `"pad":"`+strings.Repeat("<", 300<<10)+`","runId"`, 1), http.StatusRequestEntityTooLarge, "over 262144 bytes"},
-		{"another backend run", token(t, f.NS, "kfp-provider", audience), runEvent(f.NS, "train", "backend-0", "succeeded"), http.StatusGone, "is backend run backend-1"},
+		{"not JSON", token(t, f.NS, "kfp-provider", audience+"/"+f.NS+"/kfp"), "{", http.StatusBadRequest, "not JSON"},
+		{"unknown status", token(t, f.NS, "kfp-provider", audience+"/"+f.NS+"/kfp"), strings.Replace(valid, `"succeeded"`, `"done"`, 1), http.StatusBadRequest, `status "done"`},
+		{"no resource", token(t, f.NS, "kfp-provider", audience+"/"+f.NS+"/kfp"), `{"status":"succeeded","runId":"x","provider":"` + f.NS + `/kfp"}`, http.StatusBadRequest, "names no resource"},
+		{"no such run", token(t, f.NS, "kfp-provider", audience+"/"+f.NS+"/kfp"), runEvent(f.NS, "absent", "backend-1", "succeeded"), http.StatusGone, "no Run " + f.NS + "/absent"},
+		{"too large", token(t, f.NS, "kfp-provider", audience+"/"+f.NS+"/kfp"), strings.Replace(valid, `"runId"`, `"pad":"`+strings.Repeat("<", 300<<10)+`","runId"`, 1), http.StatusRequestEntityTooLarge, "over 262144 bytes"},
+		{"another backend run", token(t, f.NS, "kfp-provider", audience+"/"+f.NS+"/kfp"), runEvent(f.NS, "train", "backend-0", "succeeded"), http.StatusGone, "is backend run backend-1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, msg := post(t, url, tc.bearer, tc.body)
@@ -175,7 +179,7 @@ func TestAScheduledRunUpdatesItsRunConfiguration(t *testing.T) {
 		"servingModelArtifacts":[],"pipelineComponents":[{"name":"train","componentArtifacts":[{"name":"model","artifacts":[
 			{"uri":"gs://b/unpushed","metadata":{"pushed":0}},{"uri":"gs://b/pushed $$ ünï","metadata":{"pushed":1}}]}]}],
 		"provider":{"namespace":%q,"name":"kfp"}}`, f.NS, f.NS, f.NS)
-	code, msg := post(t, url, token(t, f.NS, "kfp-provider", audience), body)
+	code, msg := post(t, url, token(t, f.NS, "kfp-provider", audience+"/"+f.NS+"/kfp"), body)
 	require.Equal(t, http.StatusOK, code, msg)
 	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(rc), rc))
 	require.NotNil(t, rc.Status.LatestRuns.Succeeded)
@@ -186,6 +190,6 @@ func TestAScheduledRunUpdatesItsRunConfiguration(t *testing.T) {
 	require.Len(t, rc.Status.CompletionEvents.Pending, 1, "a scheduled run's event waits in its RunConfiguration")
 	assert.Contains(t, rc.Status.CompletionEvents.Pending[0].Data, `"uri":"gs://b/pushed $$ ünï"`)
 
-	code, msg = post(t, url, token(t, f.NS, "kfp-provider", audience), strings.ReplaceAll(body, "examples", "absent"))
+	code, msg = post(t, url, token(t, f.NS, "kfp-provider", audience+"/"+f.NS+"/kfp"), strings.ReplaceAll(body, "examples", "absent"))
 	assert.Equal(t, http.StatusGone, code, msg)
 }

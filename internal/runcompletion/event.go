@@ -244,3 +244,11 @@ func FromComponents(components []artifactpath.Component) []PipelineComponent {
 	}
 	return out
 }
+
+// ProviderAudience is the audience a token must be issued for to report
+// for Provider namespace/name: base (the operator's events audience)
+// scoped to that Provider, so an account several Providers share (a shared
+// workflow namespace) cannot report for one with the token of another.
+func ProviderAudience(base, namespace, name string) string {
+	return base + "/" + namespace + "/" + name
+}

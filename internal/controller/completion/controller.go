@@ -127,7 +127,7 @@ func (r *Reconciler) recordForRunConfiguration(ctx context.Context, pr *tektonv1
 	if err != nil || ns == "" || pr.Namespace != ns {
 		return err
 	}
-	if AlreadyRecorded(&rc, pr.Name) {
+	if pr.Annotations[AnnotationRecorded] == string(rc.UID) || AlreadyRecorded(&rc, pr.Name) {
 		return nil
 	}
 	v, err := verdict()
@@ -139,8 +139,20 @@ func (r *Reconciler) recordForRunConfiguration(ctx context.Context, pr *tektonv1
 	if _, unreadable := Components(pr.Annotations[meta.AnnotationOutputs], pr.Name); unreadable != nil {
 		r.Recorder.Eventf(&rc, pr, corev1.EventTypeWarning, "ArtifactsUnreadable", "Record", "PipelineRun %s: %v", pr.Name, unreadable)
 	}
-	return r.Completions.RecordForRunConfiguration(ctx, &rc, c, kind == "RunSchedule")
+	if err := r.Completions.RecordForRunConfiguration(ctx, &rc, c, kind == "RunSchedule"); err != nil || kind != "RunSchedule" {
+		return err
+	}
+	// Marked, so a restart or resync never queues its event again once it
+	// has left the outbox's memory of published ids (a RunConfiguration
+	// with many schedules keeps more finished runs than that).
+	patch := client.MergeFrom(pr.DeepCopy())
+	metav1.SetMetaDataAnnotation(&pr.ObjectMeta, AnnotationRecorded, string(rc.UID))
+	return client.IgnoreNotFound(r.Client.Patch(ctx, pr, patch))
 }
+
+// AnnotationRecorded on a scheduled run names the RunConfiguration (UID)
+// that recorded its completion.
+const AnnotationRecorded = "pipelines.kubeflow.org/completion-recorded"
 
 // completion is what the ended PipelineRun pr reports, for a resource of
 // namespace ns synchronised with provider ("namespace/name").

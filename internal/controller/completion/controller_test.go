@@ -168,6 +168,14 @@ func TestScheduledRunsQueueTheirEventsInTheirRunConfiguration(t *testing.T) {
 			"each trusted run's event, failed ones too")
 		assert.Equal(c, "nightly-29433120", rc.Status.LatestRuns.Succeeded.ProviderID)
 	})
+	// Marked as recorded, so no restart or resync queues them again.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		for _, name := range []string{"nightly-29433120", "nightly-29433180"} {
+			var pr tektonv1.PipelineRun
+			assert.NoError(c, cp.Client.Get(ctx, client.ObjectKey{Namespace: f.NS, Name: name}, &pr))
+			assert.Equal(c, string(rc.UID), pr.Annotations[completion.AnnotationRecorded], name)
+		}
+	}, fixture.Wait, fixture.Tick)
 }
 
 func TestRetentionDeletesCompletedRunsAfterTheTTL(t *testing.T) {

@@ -76,4 +76,7 @@ func TestExpiry(t *testing.T) {
 	assert.False(t, ok, "off")
 	_, ok = Expiry(&pipelinesv1beta1.Run{}, time.Hour)
 	assert.False(t, ok, "not completed")
+	done.Status.CompletionEvents.Pending = []pipelinesv1beta1.PendingCompletionEvent{{ID: "r", Sinks: []string{"s"}}}
+	_, ok = Expiry(done, time.Hour)
+	assert.False(t, ok, "its event not delivered yet")
 }

@@ -6,6 +6,8 @@ package completion
 // failed run's TaskRuns are read once to name the failed task.
 // +kubebuilder:rbac:groups=tekton.dev,resources=pipelineruns,verbs=list;watch
 // +kubebuilder:rbac:groups=tekton.dev,resources=taskruns,verbs=get,namespace=workflow-namespace
+// A scheduled run is annotated once its completion is recorded.
+// +kubebuilder:rbac:groups=tekton.dev,resources=pipelineruns,verbs=patch,namespace=workflow-namespace
 // +kubebuilder:rbac:groups=pipelines.kubeflow.org,resources=runs;runconfigurations;providers,verbs=list;watch
 // +kubebuilder:rbac:groups=pipelines.kubeflow.org,resources=runs/status;runconfigurations/status,verbs=patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

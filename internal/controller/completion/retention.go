@@ -16,7 +16,10 @@ import (
 // Expiry says when a completed Run is due for deletion under ttl; false
 // while it has not completed (or ttl is off).
 func Expiry(run *pipelinesv1beta1.Run, ttl time.Duration) (time.Time, bool) {
-	if ttl <= 0 || run.Status.CompletionState == "" || run.Status.MarkedCompletedAt == nil {
+	if ttl <= 0 || run.Status.CompletionState == "" || run.Status.MarkedCompletedAt == nil ||
+		len(run.Status.CompletionEvents.Pending) > 0 {
+		// A Run holding undelivered events stays until the sinks have them
+		// (the status write that empties its outbox brings it back here).
 		return time.Time{}, false
 	}
 	return run.Status.MarkedCompletedAt.Add(ttl), true

@@ -8,9 +8,15 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
+// maxEventSinks is what PendingCompletionEvent.Sinks holds.
+const maxEventSinks = 32
+
 // ValidateEventSinks refuses sinks without a usable name or URL, and
 // names used twice: a sink's name is what the outbox records.
 func ValidateEventSinks(sinks []EventSink) error {
+	if len(sinks) > maxEventSinks {
+		return fmt.Errorf("%d event sinks: at most %d (an outbox entry names the sinks still to deliver to)", len(sinks), maxEventSinks)
+	}
 	seen := map[string]bool{}
 	for _, s := range sinks {
 		if errs := validation.IsDNS1123Label(s.Name); len(errs) > 0 {

@@ -46,4 +46,5 @@ package provider
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=list;watch
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;create;patch;delete,namespace=workflow-namespace
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;create;patch;delete,namespace=workflow-namespace
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;create;patch;delete,namespace=workflow-namespace
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list,namespace=workflow-namespace

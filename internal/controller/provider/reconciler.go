@@ -110,7 +110,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if p.Spec.ServiceImage != "" {
 		// The provider step runs the helper, which calls the service.
 		o.serviceImage, o.image = pinned, r.Service.HelperImage
-		if o.imageErr == nil && o.serviceAccountErr == nil && o.tasksErr == nil {
+		switch {
+		case errors.Is(o.serviceAccountErr, errServiceAccountNotAllowed):
+			// No longer allowed to run as that account: stop running as it.
+			if err := r.removeService(ctx, p, namespace); err != nil {
+				return ctrl.Result{}, err
+			}
+		case o.imageErr == nil && o.serviceAccountErr == nil && o.tasksErr == nil:
 			o.serviceURL, o.serviceNotReady, o.serviceErr = r.ensureService(ctx, p, namespace, pinned)
 		}
 	} else if err := r.removeService(ctx, p, namespace); err != nil {

@@ -8,12 +8,14 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/naming"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/runcompletion"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
 
@@ -105,9 +107,29 @@ func restricted(user *int64) *corev1.SecurityContext {
 	}
 }
 
-// serviceObjects are the Deployment and Service that run p's provider
-// service (spec.serviceImage pinned to serviceImage) in namespace.
-func serviceObjects(p *pipelinesv1beta1.Provider, namespace, serviceImage string, s ServiceSettings) (*appsv1.Deployment, *corev1.Service) {
+// serviceAccessPolicy admits to the service's API only pods of its own
+// namespace (the shared Tasks' provider steps): the provider-service API
+// has no authentication of its own, and acts with the Provider's backend
+// credentials. (Enforced where the cluster's network plugin enforces
+// NetworkPolicies.)
+func serviceAccessPolicy(p *pipelinesv1beta1.Provider, meta metav1.ObjectMeta, selector map[string]string) *networkingv1.NetworkPolicy {
+	return &networkingv1.NetworkPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
+		ObjectMeta: meta,
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: selector},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+			Ingress: []networkingv1.NetworkPolicyIngressRule{{
+				From:  []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{}}},
+				Ports: []networkingv1.NetworkPolicyPort{{Port: ptr.To(intstr.FromInt32(ServicePort))}},
+			}},
+		},
+	}
+}
+
+// serviceObjects are the Deployment, Service and NetworkPolicy that run
+// p's provider service (spec.serviceImage pinned to serviceImage) in namespace.
+func serviceObjects(p *pipelinesv1beta1.Provider, namespace, serviceImage string, s ServiceSettings) (*appsv1.Deployment, *corev1.Service, *networkingv1.NetworkPolicy) {
 	name, labels := serviceName(p), serviceLabels(p)
 	meta := metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels,
 		Annotations: map[string]string{AnnotationProvider: p.Namespace + "/" + p.Name}}
@@ -141,7 +163,7 @@ func serviceObjects(p *pipelinesv1beta1.Provider, namespace, serviceImage string
 					},
 					Volumes: []corev1.Volume{{Name: "events-token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
 						Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{
-							Audience: s.TokenAudience, ExpirationSeconds: ptr.To[int64](3600), Path: "token"}}}}}}},
+							Audience: runcompletion.ProviderAudience(s.TokenAudience, p.Namespace, p.Name), ExpirationSeconds: ptr.To[int64](3600), Path: "token"}}}}}}},
 				},
 			},
 		},
@@ -152,7 +174,7 @@ func serviceObjects(p *pipelinesv1beta1.Provider, namespace, serviceImage string
 		Spec: corev1.ServiceSpec{Selector: selector,
 			Ports: []corev1.ServicePort{{Name: "http", Port: ServicePort, TargetPort: intstr.FromString("http")}}},
 	}
-	return deployment, service
+	return deployment, service, serviceAccessPolicy(p, meta, selector)
 }
 
 // serviceReadiness says whether the Deployment serves its newest spec,
@@ -169,7 +191,9 @@ func serviceReadiness(d *appsv1.Deployment, waiting string) (bool, string) {
 	msg := fmt.Sprintf("provider service Deployment %s/%s: %d of %d replicas of the current spec available",
 		d.Namespace, d.Name, min(d.Status.AvailableReplicas, d.Status.UpdatedReplicas), want)
 	for _, c := range d.Status.Conditions {
-		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse {
+		// Not progressing (deadline), or its pods refused (quota, admission).
+		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse ||
+			c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue {
 			msg += "; " + c.Reason + ": " + c.Message
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,8 +25,8 @@ func (r *Reconciler) ensureService(ctx context.Context, p *pipelinesv1beta1.Prov
 	if r.Service.HelperImage == "" || r.Service.EventsURL == "" {
 		return "", "", errors.New("the operator is configured without helperImage or eventsURL, which a provider service needs (its calls and its events relay)")
 	}
-	deployment, service := serviceObjects(p, namespace, image, r.Service)
-	for _, obj := range []client.Object{service, deployment} {
+	deployment, service, policy := serviceObjects(p, namespace, image, r.Service)
+	for _, obj := range []client.Object{policy, service, deployment} {
 		if err := r.Client.Patch(ctx, obj, client.Apply, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 			return "", "", fmt.Errorf("applying provider service %s %s/%s: %w", obj.GetObjectKind().GroupVersionKind().Kind, namespace, obj.GetName(), err)
 		}
@@ -54,16 +55,20 @@ func serviceURL(applied *corev1.Service, p *pipelinesv1beta1.Provider, namespace
 // removeService deletes p's provider service, if it has one: the cache
 // (which holds the operator's Deployments) says whether it does, so a CLI
 // provider costs no API call and needs no rights on Deployments.
+// A Provider that is or was a service (its status names one) is deleted
+// directly: the cache may not hold a Deployment applied a moment ago.
 func (r *Reconciler) removeService(ctx context.Context, p *pipelinesv1beta1.Provider, namespace string) error {
 	name := serviceName(p)
-	err := r.Client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &appsv1.Deployment{})
-	if apierrors.IsNotFound(err) {
-		return nil
+	if p.Spec.ServiceImage == "" && p.Status.ServiceURL == "" {
+		err := r.Client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &appsv1.Deployment{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
 	}
-	if err != nil {
-		return err
-	}
-	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}} {
+	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &networkingv1.NetworkPolicy{}} {
 		obj.SetNamespace(namespace)
 		obj.SetName(name)
 		if err := r.Client.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {

@@ -31,6 +31,7 @@ func TestServiceReadiness(t *testing.T) {
 		"not observed yet":      {d: deployment(2, 1, 1, 1, 1), says: "1 of 1"},
 		"old pod still serving": {d: deployment(2, 2, 2, 1, 1), says: "1 of 1 replicas of the current spec"},
 		"new pod not available": {d: deployment(2, 2, 1, 1, 0), waiting: "container x: ErrImagePull: nope", says: "0 of 1 replicas of the current spec available; container x: ErrImagePull: nope"},
+		"pods refused":          {d: deployment(1, 1, 0, 0, 0, appsv1.DeploymentCondition{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate", Message: "exceeded quota"}), says: "FailedCreate: exceeded quota"},
 		"progress deadline":     {d: deployment(1, 1, 1, 1, 0, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded", Message: "too slow"}), says: "ProgressDeadlineExceeded: too slow"},
 	} {
 		ready, why := serviceReadiness(tc.d, tc.waiting)

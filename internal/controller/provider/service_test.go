@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -68,10 +69,17 @@ func TestAProviderServiceRunsAsADeployment(t *testing.T) {
 	assert.Equal(t, []string{"relay-events", "--listen", "127.0.0.1:8099", "--to", "http://kfp-tekton-operator-events.kfp-tekton-operator.svc/events",
 		"--token-file", "/var/run/secrets/kfp-tekton-operator/events/token"}, relay.Args)
 	require.Len(t, pod.Volumes, 1)
-	assert.Equal(t, "kfp-tekton-operator", pod.Volumes[0].Projected.Sources[0].ServiceAccountToken.Audience, "a token only /events accepts")
+	assert.Equal(t, "kfp-tekton-operator/"+ns+"/kfp", pod.Volumes[0].Projected.Sources[0].ServiceAccountToken.Audience,
+		"a token /events accepts only for this Provider")
 	var svc corev1.Service
 	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(d), &svc))
 	assert.EqualValues(t, 8080, svc.Spec.Ports[0].Port)
+	var policy networkingv1.NetworkPolicy
+	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(d), &policy))
+	assert.Equal(t, d.Spec.Selector.MatchLabels, policy.Spec.PodSelector.MatchLabels)
+	require.Len(t, policy.Spec.Ingress, 1)
+	assert.Nil(t, policy.Spec.Ingress[0].From[0].NamespaceSelector, "its own namespace only")
+	assert.EqualValues(t, 8080, policy.Spec.Ingress[0].Ports[0].Port.IntVal)
 
 	// No kubelet here: the Deployment never becomes available, and the Provider says so.
 	eventuallyReady(t, p, metav1.ConditionFalse, pipelinesv1beta1.ReasonProviderServiceNotReady)
@@ -104,6 +112,7 @@ func TestAProviderServiceRunsAsADeployment(t *testing.T) {
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.True(c, apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKeyFromObject(d), &appsv1.Deployment{})), "Deployment gone")
 		assert.True(c, apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKeyFromObject(d), &corev1.Service{})), "Service gone")
+		assert.True(c, apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKeyFromObject(d), &networkingv1.NetworkPolicy{})), "NetworkPolicy gone")
 	}, wait, tick)
 	eventuallyReady(t, p, metav1.ConditionTrue, pipelinesv1beta1.ReasonTasksApplied)
 	assert.Empty(t, p.Status.ServiceURL)
