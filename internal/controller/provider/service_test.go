@@ -18,6 +18,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
@@ -31,6 +32,19 @@ func serviceDeployment(c *assert.CollectT, ns string) *appsv1.Deployment {
 		return nil
 	}
 	return &l.Items[0]
+}
+
+// updateProvider changes p as stored, again on a conflict with the
+// operator's own writes (finalizer, status).
+func updateProvider(t *testing.T, p *pipelinesv1beta1.Provider, change func(*pipelinesv1beta1.Provider)) {
+	t.Helper()
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := cp.Client.Get(context.Background(), client.ObjectKeyFromObject(p), p); err != nil {
+			return err
+		}
+		change(p)
+		return cp.Client.Update(context.Background(), p)
+	}))
 }
 
 func env(c corev1.Container) map[string]string {
@@ -96,9 +110,9 @@ func TestAProviderServiceRunsAsADeployment(t *testing.T) {
 	assert.Equal(t, image+"@"+digest, p.Status.ServiceImage)
 
 	// A changed parameter reaches the Deployment.
-	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(p), p))
-	p.Spec.Parameters["kfpNamespace"] = apiextensionsv1.JSON{Raw: []byte(`"kubeflow-2"`)}
-	require.NoError(t, cp.Client.Update(ctx, p))
+	updateProvider(t, p, func(p *pipelinesv1beta1.Provider) {
+		p.Spec.Parameters["kfpNamespace"] = apiextensionsv1.JSON{Raw: []byte(`"kubeflow-2"`)}
+	})
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		if d := serviceDeployment(c, ns); d != nil {
 			assert.Equal(c, "kubeflow-2", env(d.Spec.Template.Spec.Containers[0])["PARAMETERS_KFPNAMESPACE"])
@@ -106,9 +120,7 @@ func TestAProviderServiceRunsAsADeployment(t *testing.T) {
 	}, wait, tick)
 
 	// Becoming a CLI provider removes the service.
-	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(p), p))
-	p.Spec.ServiceImage, p.Spec.Image = "", image
-	require.NoError(t, cp.Client.Update(ctx, p))
+	updateProvider(t, p, func(p *pipelinesv1beta1.Provider) { p.Spec.ServiceImage, p.Spec.Image = "", image })
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.True(c, apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKeyFromObject(d), &appsv1.Deployment{})), "Deployment gone")
 		assert.True(c, apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKeyFromObject(d), &corev1.Service{})), "Service gone")
@@ -118,9 +130,7 @@ func TestAProviderServiceRunsAsADeployment(t *testing.T) {
 	assert.Empty(t, p.Status.ServiceURL)
 
 	// And back; then deleting the Provider removes it too.
-	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(p), p))
-	p.Spec.ServiceImage, p.Spec.Image = image, ""
-	require.NoError(t, cp.Client.Update(ctx, p))
+	updateProvider(t, p, func(p *pipelinesv1beta1.Provider) { p.Spec.ServiceImage, p.Spec.Image = image, "" })
 	require.EventuallyWithT(t, func(c *assert.CollectT) { d = serviceDeployment(c, ns) }, wait, tick)
 	require.NoError(t, cp.Client.Delete(ctx, p))
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
