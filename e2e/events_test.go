@@ -178,19 +178,7 @@ spec:
     pipeline: demo-ml
     artifacts: [{name: model, path: "train:model:0[pushed == 1]"}]
 `)
-	create(t, ns, `
-kind: RunConfiguration
-metadata: {name: report}
-spec:
-  run:
-    provider: kfp
-    pipeline: consumer
-    parameters:
-    - name: model_uri
-      valueFrom: {runConfigurationRef: {name: examples, outputArtifact: model}}
-  triggers:
-    runConfigurations: [examples]
-`)
+	reportOnExamples(t, ns, "consumer")
 	var pods corev1.PodList
 	require.NoError(t, cl.List(context.Background(), &pods, client.InNamespace("kfp-tekton-operator"),
 		client.MatchingLabels{"app.kubernetes.io/name": "kfp-tekton-operator"}))

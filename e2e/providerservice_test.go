@@ -139,19 +139,7 @@ func TestRunConfigurationChainThroughAProviderService(t *testing.T) {
 	for _, name := range []string{"examples-pipeline", "report-pipeline"} {
 		create(t, ns, fmt.Sprintf("kind: Pipeline\nmetadata: {name: %s}\nspec: {provider: kfp, image: %s, framework: {name: fixture}}\n", name, images["FIXTURE_PIPELINE_IMAGE"]))
 	}
-	create(t, ns, `
-kind: RunConfiguration
-metadata: {name: report}
-spec:
-  run:
-    provider: kfp
-    pipeline: report-pipeline
-    parameters:
-    - name: model_uri
-      valueFrom: {runConfigurationRef: {name: examples, outputArtifact: model}}
-  triggers:
-    runConfigurations: [examples]
-`)
+	reportOnExamples(t, ns, "report-pipeline")
 	// The fixture reports a first scheduled run of examples as soon as its schedule is created.
 	create(t, ns, `
 kind: RunConfiguration

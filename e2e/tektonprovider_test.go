@@ -261,19 +261,7 @@ func TestRunConfigurationChain(t *testing.T) {
 	tektonProvider(t, ns)
 	demoPipeline(t, ns, "demo-ml", "/pipeline.yaml")
 	demoPipeline(t, ns, "consumer", "/consumer.yaml")
-	create(t, ns, `
-kind: RunConfiguration
-metadata: {name: report}
-spec:
-  run:
-    provider: kfp
-    pipeline: consumer
-    parameters:
-    - name: model_uri
-      valueFrom: {runConfigurationRef: {name: examples, outputArtifact: model}}
-  triggers:
-    runConfigurations: [examples]
-`)
+	reportOnExamples(t, ns, "consumer")
 	create(t, ns, `
 kind: RunConfiguration
 metadata: {name: examples}
@@ -364,4 +352,24 @@ spec:
 		}
 	}
 	remove(t, "RunConfiguration", ns, "examples") // stop its schedule
+}
+
+// reportOnExamples creates RunConfiguration "report" of pipeline, triggered
+// by RunConfiguration "examples" and taking its artifact "model" as the
+// parameter model_uri.
+func reportOnExamples(t *testing.T, ns, pipeline string) {
+	t.Helper()
+	create(t, ns, fmt.Sprintf(`
+kind: RunConfiguration
+metadata: {name: report}
+spec:
+  run:
+    provider: kfp
+    pipeline: %s
+    parameters:
+    - name: model_uri
+      valueFrom: {runConfigurationRef: {name: examples, outputArtifact: model}}
+  triggers:
+    runConfigurations: [examples]
+`, pipeline))
 }

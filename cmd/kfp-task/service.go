@@ -336,7 +336,7 @@ func runBody(kind string, res contract.Resource) ([]byte, error) {
 		def.Schedule = &scheduleDef{CronExpression: spec.Schedule.CronExpression,
 			StartTime: spec.Schedule.StartTime, EndTime: spec.Schedule.EndTime}
 	}
-	params, err := runParameters(res, spec.Parameters)
+	params, err := contract.RunParameters(res, spec.Parameters)
 	if err != nil {
 		return nil, err
 	}
@@ -350,22 +350,6 @@ func runBody(kind string, res contract.Resource) ([]byte, error) {
 		def.Artifacts = append(def.Artifacts, artifactDef(a))
 	}
 	return marshalJSON(def)
-}
-
-// runParameters are the parameters a run runs with: the operator's
-// resolved ones when it sent them, else the spec's values.
-func runParameters(res contract.Resource, spec []pipelinesv1beta1.RuntimeParameter) ([]contract.Parameter, error) {
-	if res.Parameters != nil {
-		return *res.Parameters, nil
-	}
-	params := make([]contract.Parameter, 0, len(spec))
-	for _, p := range spec {
-		if p.ValueFrom != nil {
-			return nil, fmt.Errorf("parameter %q: valueFrom was not resolved (the operator resolves it for Runs, not for RunSchedules): give a value", p.Name)
-		}
-		params = append(params, contract.Parameter{Name: p.Name, Value: p.Value})
-	}
-	return params, nil
 }
 
 func decodeSpec(res contract.Resource, into any) error {

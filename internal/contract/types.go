@@ -208,3 +208,21 @@ type Output struct {
 	// empty or absent on success.
 	Error string `json:"error,omitempty"`
 }
+
+// RunParameters are the parameters a Run or RunSchedule runs with, as a
+// provider must read them: res.Parameters when the operator sent them
+// (valueFrom resolved), else spec's values. A valueFrom left unresolved
+// (a RunSchedule's) is refused, naming the parameter.
+func RunParameters(res Resource, spec []pipelinesv1beta1.RuntimeParameter) ([]Parameter, error) {
+	if res.Parameters != nil {
+		return *res.Parameters, nil
+	}
+	params := make([]Parameter, 0, len(spec))
+	for _, p := range spec {
+		if p.ValueFrom != nil {
+			return nil, fmt.Errorf("parameter %q: valueFrom was not resolved (the operator resolves it for Runs, not for RunSchedules): give a value", p.Name)
+		}
+		params = append(params, Parameter{Name: p.Name, Value: p.Value})
+	}
+	return params, nil
+}

@@ -216,10 +216,7 @@ func RunTakes(run *pipelinesv1beta1.Run, ev runcompletion.EventData) error {
 // RunConfigurationTakes says whether rc takes the event: its run spec must
 // name the reporting Provider, and that Provider admit rc's namespace.
 func RunConfigurationTakes(rc *pipelinesv1beta1.RunConfiguration, p *pipelinesv1beta1.Provider, ev runcompletion.EventData) error {
-	ref := string(rc.Spec.Run.Provider)
-	if !strings.Contains(ref, "/") {
-		ref = rc.Namespace + "/" + ref
-	}
+	ref := lifecycle.ProviderKey(rc.Spec.Run.Provider, rc.Namespace).String()
 	if ref != ev.Provider.String() {
 		return fail(http.StatusForbidden, "RunConfiguration %s/%s runs on Provider %s, not %s", rc.Namespace, rc.Name, ref, ev.Provider)
 	}

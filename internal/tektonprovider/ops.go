@@ -127,12 +127,13 @@ func (b *Backend) runTemplate(ctx context.Context, res contract.Resource, settin
 	if err != nil {
 		return nil, err
 	}
-	if res.Parameters != nil {
-		// The operator resolved valueFrom: these are the run's parameters.
-		spec.Parameters = nil
-		for _, param := range *res.Parameters {
-			spec.Parameters = append(spec.Parameters, pipelinesv1beta1.RuntimeParameter{Name: param.Name, Value: param.Value})
-		}
+	params, err := contract.RunParameters(res, spec.Parameters)
+	if err != nil {
+		return nil, err
+	}
+	spec.Parameters = nil
+	for _, param := range params {
+		spec.Parameters = append(spec.Parameters, pipelinesv1beta1.RuntimeParameter{Name: param.Name, Value: param.Value})
 	}
 	return PipelineRunFor(RunInputs{Name: name, Namespace: b.Namespace, Pipeline: p, Spec: spec,
 		Labels: resourceLabels(res), Settings: settings, Annotations: resourceAnnotations(res)})

@@ -93,7 +93,7 @@ func (r *Reconciler) completeRun(ctx context.Context, pr *tektonv1.PipelineRun, 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	c := r.completion(pr, v, run.Status.Provider.Name, run.Spec.Pipeline, run.Namespace)
+	c, _ := r.completion(pr, v, run.Status.Provider.Name, run.Spec.Pipeline, run.Namespace)
 	c.Event.RunName = &runcompletion.NamespacedName{Namespace: run.Namespace, Name: run.Name}
 	c.Event.RunConfigurationName = runConfigurationOf(run)
 	return ctrl.Result{}, r.Completions.CompleteRun(ctx, run, c)
@@ -134,9 +134,9 @@ func (r *Reconciler) recordForRunConfiguration(ctx context.Context, pr *tektonv1
 	if err != nil {
 		return err
 	}
-	c := r.completion(pr, v, provider.String(), rc.Spec.Run.Pipeline, rc.Namespace)
+	c, unreadable := r.completion(pr, v, provider.String(), rc.Spec.Run.Pipeline, rc.Namespace)
 	c.Event.RunConfigurationName = &runcompletion.NamespacedName{Namespace: rc.Namespace, Name: rc.Name}
-	if _, unreadable := Components(pr.Annotations[meta.AnnotationOutputs], pr.Name); unreadable != nil {
+	if unreadable != nil {
 		r.Recorder.Eventf(&rc, pr, corev1.EventTypeWarning, "ArtifactsUnreadable", "Record", "PipelineRun %s: %v", pr.Name, unreadable)
 	}
 	if err := r.Completions.RecordForRunConfiguration(ctx, &rc, c, kind == "RunSchedule"); err != nil || kind != "RunSchedule" {
@@ -155,10 +155,11 @@ func (r *Reconciler) recordForRunConfiguration(ctx context.Context, pr *tektonv1
 const AnnotationRecorded = "pipelines.kubeflow.org/completion-recorded"
 
 // completion is what the ended PipelineRun pr reports, for a resource of
-// namespace ns synchronised with provider ("namespace/name").
+// namespace ns synchronised with provider ("namespace/name"); unreadable
+// says why its outputs annotation could not be read (it then has none).
 func (r *Reconciler) completion(pr *tektonv1.PipelineRun, verdict Verdict, provider string,
-	pipeline pipelinesv1beta1.PipelineReference, ns string) Completion {
-	components, _ := Components(pr.Annotations[meta.AnnotationOutputs], pr.Name)
+	pipeline pipelinesv1beta1.PipelineReference, ns string) (c Completion, unreadable error) {
+	components, unreadable := Components(pr.Annotations[meta.AnnotationOutputs], pr.Name)
 	pns, pname, _ := strings.Cut(provider, "/")
 	data := runcompletion.EventData{
 		Status:                runcompletion.Failed,
@@ -179,7 +180,7 @@ func (r *Reconciler) completion(pr *tektonv1.PipelineRun, verdict Verdict, provi
 		data.RunEndTime, ended = &t.Time, *t
 	}
 	return Completion{State: verdict.State, Message: verdict.Message, EndedAt: ended, Event: data, Related: pr,
-		From: "PipelineRun " + pr.Namespace + "/" + pr.Name}
+		From: "PipelineRun " + pr.Namespace + "/" + pr.Name}, unreadable
 }
 
 // runConfigurationOf names the RunConfiguration that owns run, if any.

@@ -84,13 +84,8 @@ func (r *Reconciler[T]) observe(ctx context.Context, obj T) (Observation, error)
 	}
 	o.WorkflowNamespace = r.workflowNamespace(o.ProviderKey.Namespace)
 	if o.Deleting {
-		var ns corev1.Namespace
-		switch err := r.APIReader.Get(ctx, types.NamespacedName{Name: o.WorkflowNamespace}, &ns); {
-		case err == nil:
-			o.WorkflowNamespaceTerminating = !ns.DeletionTimestamp.IsZero()
-		case apierrors.IsNotFound(err):
-			o.WorkflowNamespaceTerminating = true
-		default:
+		var err error
+		if o.WorkflowNamespaceTerminating, err = NamespaceTerminating(ctx, r.APIReader, o.WorkflowNamespace); err != nil {
 			return o, err
 		}
 	}
@@ -264,4 +259,17 @@ func (r *Reconciler[T]) awaitingCache(obj Subject, runs []*tektonv1.PipelineRun)
 func (r *Reconciler[T]) configMaps() client.Reader {
 	r.configMapsOnce.Do(func() { r.configMapCache = newConfigMapReader(r.APIReader, r.configMapTTL(), r.now) })
 	return r.configMapCache
+}
+
+// NamespaceTerminating says whether namespace is being deleted (or gone):
+// nothing can be created there any more.
+func NamespaceTerminating(ctx context.Context, c client.Reader, namespace string) (bool, error) {
+	var ns corev1.Namespace
+	switch err := c.Get(ctx, types.NamespacedName{Name: namespace}, &ns); {
+	case apierrors.IsNotFound(err):
+		return true, nil
+	case err != nil:
+		return false, err
+	}
+	return !ns.DeletionTimestamp.IsZero(), nil
 }

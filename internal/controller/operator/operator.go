@@ -122,12 +122,7 @@ type Config struct {
 const DefaultEventsTokenAudience = "kfp-tekton-operator"
 
 // EventSink is an HTTP endpoint that receives run-completion CloudEvents.
-type EventSink struct {
-	// Name identifies the sink in status, metrics and conditions.
-	Name string `json:"name"`
-	// URL is where events are POSTed (binary-mode CloudEvents over HTTP).
-	URL string `json:"url"`
-}
+type EventSink = publish.Sink
 
 // NewManager builds a manager running every controller with cfg. version is
 // recorded on what the operator applies.
@@ -138,6 +133,7 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 	if err := ValidateEventSinks(cfg.EventSinks); err != nil {
 		return nil, err
 	}
+	audience := orDefaultString(cfg.EventsTokenAudience, DefaultEventsTokenAudience)
 	restConfig = rest.CopyConfig(restConfig)
 	restConfig.QPS, restConfig.Burst = cfg.KubeAPIQPS, cfg.KubeAPIBurst
 	mgr, err := ctrl.NewManager(restConfig, managerOptions(cfg))
@@ -153,7 +149,7 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 		RetryAfter:        cfg.RetryAfter.Duration,
 		TektonNamespace:   cfg.TektonNamespace,
 		Service: provider.ServiceSettings{HelperImage: cfg.HelperImage, EventsURL: cfg.EventsURL,
-			TokenAudience: orDefaultString(cfg.EventsTokenAudience, DefaultEventsTokenAudience)},
+			TokenAudience: audience},
 	}
 	opts := controller.Options{MaxConcurrentReconciles: cfg.MaxConcurrentReconciles, SkipNameValidation: &cfg.SkipNameValidation}
 	if err := providers.SetupWithManager(mgr, opts); err != nil {
@@ -198,11 +194,7 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 			return retention.SetupWithManager(mgr, opts)
 		},
 		func() error {
-			sinks := make([]publish.Sink, len(cfg.EventSinks))
-			for i, s := range cfg.EventSinks {
-				sinks[i] = publish.Sink{Name: s.Name, URL: s.URL}
-			}
-			p := &publish.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: engine.Recorder, Sinks: sinks}
+			p := &publish.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: engine.Recorder, Sinks: cfg.EventSinks}
 			return p.SetupWithManager(mgr, opts)
 		},
 		func() error {
@@ -215,7 +207,6 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 		}
 	}
 	if cfg.EventsBindAddress != "" && cfg.EventsBindAddress != "0" {
-		audience := orDefaultString(cfg.EventsTokenAudience, DefaultEventsTokenAudience)
 		if err := mgr.Add(&eventserver.Server{BindAddress: cfg.EventsBindAddress, CertDir: cfg.EventsCertDir,
 			Handler: &eventserver.Handler{Client: mgr.GetClient(), Audience: audience, Completions: completions}}); err != nil {
 			return nil, err

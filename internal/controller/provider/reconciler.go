@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/predicates"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/status"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
@@ -178,7 +179,7 @@ func (r *Reconciler) finalize(ctx context.Context, p *pipelinesv1beta1.Provider,
 	if len(users) > 0 {
 		return r.writeStatus(ctx, p, inUseStatus(p, users))
 	}
-	if terminating, err := r.terminating(ctx, namespace); err != nil || terminating {
+	if terminating, err := lifecycle.NamespaceTerminating(ctx, r.APIReader, namespace); err != nil || terminating {
 		// Its Tasks and service go with the namespace, as do the operator's
 		// rights there: removing them would fail forever.
 		if err != nil {
@@ -207,18 +208,6 @@ func (r *Reconciler) finalize(ctx context.Context, p *pipelinesv1beta1.Provider,
 			"last Provider using namespace %s: shared Tasks removed", namespace)
 	}
 	return status.RemoveFinalizer(ctx, r.Client, p, Finalizer)
-}
-
-// terminating says whether namespace is being deleted (or gone).
-func (r *Reconciler) terminating(ctx context.Context, namespace string) (bool, error) {
-	var ns corev1.Namespace
-	switch err := r.APIReader.Get(ctx, types.NamespacedName{Name: namespace}, &ns); {
-	case apierrors.IsNotFound(err):
-		return true, nil
-	case err != nil:
-		return false, err
-	}
-	return !ns.DeletionTimestamp.IsZero(), nil
 }
 
 // providersUsing lists the Providers whose workflow namespace is namespace.

@@ -26,7 +26,12 @@ const DefaultHTTPTimeout = 10 * time.Second
 
 // Sink is an HTTP endpoint that receives run-completion CloudEvents; Name
 // is what outboxes record.
-type Sink struct{ Name, URL string }
+type Sink struct {
+	// Name identifies the sink in status, metrics and conditions.
+	Name string `json:"name"`
+	// URL is where events are POSTed (binary-mode CloudEvents over HTTP).
+	URL string `json:"url"`
+}
 
 // Reconciler delivers the outboxes of Runs and RunConfigurations. Set its
 // fields, then call SetupWithManager once; with no Sinks it still runs,
