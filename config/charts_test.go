@@ -268,7 +268,8 @@ func TestChartRBACIsTheGeneratedRBAC(t *testing.T) {
 			args = append(args, "--set", fmt.Sprintf("serviceAccount.imagePullSecrets[%d].name=%s", i, s))
 		}
 		got := permissions(renderedRules(t, helm(t, args...), "Role", "kfp-tekton-operator-workflows"))
-		expected := []string{" serviceaccounts get runner"}
+		expected := []string{" serviceaccounts get runner", " serviceaccounts get kfp-tekton-compiler",
+			" serviceaccounts create *", " serviceaccounts patch kfp-tekton-compiler", " serviceaccounts delete kfp-tekton-compiler"}
 		for _, s := range pullSecrets {
 			expected = append(expected, " secrets get "+s)
 		}
@@ -278,6 +279,7 @@ func TestChartRBACIsTheGeneratedRBAC(t *testing.T) {
 			}
 		}
 		require.True(t, want[" serviceaccounts get *"] && want[" secrets get *"], "the generated rules read service accounts and secrets")
+		require.True(t, want[" serviceaccounts create *"] && want[" serviceaccounts delete *"], "the generated rules manage the compiler account")
 		sort.Strings(expected)
 		assert.Equal(t, expected, got, "provider chart with pull secrets %v", pullSecrets)
 	}

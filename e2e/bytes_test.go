@@ -97,6 +97,9 @@ func receivedJSON(t *testing.T, ns, kind, name, marker string, into any) {
 			continue
 		}
 		for _, pod := range podsOf(t, ns, pr.Name) {
+			if !hasContainer(pod, "step-provider") { // a pipeline's compile pod
+				continue
+			}
 			logs, err := clientset.CoreV1().Pods(ns).GetLogs(pod.Name, &corev1.PodLogOptions{Container: "step-provider"}).DoRaw(context.Background())
 			require.NoError(t, err)
 			s := bufio.NewScanner(strings.NewReader(string(logs)))
@@ -110,4 +113,13 @@ func receivedJSON(t *testing.T, ns, kind, name, marker string, into any) {
 		}
 	}
 	t.Fatalf("no %q line in the provider step's log of %s %s's create run", marker, kind, name)
+}
+
+func hasContainer(pod corev1.Pod, name string) bool {
+	for _, c := range pod.Spec.Containers {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
 }

@@ -10,12 +10,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestCompilerCannotReachProviderSecrets: the compile step (tenant code: the
-// compiler injected into the Pipeline's image) runs with no service account
-// token and none of the provider's files in sight, while the provider step of
-// the same run still has its token; the provider gets the definition the
-// compiler wrote, staged by the helper. Proven from what the fixture compiler
-// and provider found on the node.
+// TestCompilerCannotReachProviderSecrets: the compiler (tenant code: the
+// compiler injected into the Pipeline's image) runs in a pod of its own, as
+// the compiler account with no token mounted anywhere in the pod, so the API
+// server refuses it; the provider's pod runs no tenant code and still has
+// its token. A link the compiler plants where the seal step writes is
+// replaced, and the provider gets exactly the definition the compiler wrote.
+// Proven from what the fixture compiler and provider found on the node.
 func TestCompilerCannotReachProviderSecrets(t *testing.T) {
 	ns := namespace(t, "e2e-isolation")
 	installProvider(t, ns, "kfp")
@@ -30,39 +31,54 @@ spec:
 	waitFor(t, syncTimeout, "Pipeline created", func() (bool, string) { return synchronised(get(t, "Pipeline", ns, "isolated")) })
 
 	var definition struct {
-		Pipeline string
-		Sees     []string
+		Pipeline  string
+		Sees      []string
+		APIServer string
+		Planted   string
 	}
 	receivedJSON(t, ns, "Pipeline", "isolated", "pipeline definition ", &definition)
 	assert.Equal(t, "isolated", definition.Pipeline, "the provider received the compiled definition")
 	require.NotNil(t, definition.Sees, "the fixture compiler reported what it sees")
-	assert.Empty(t, definition.Sees, "the compile step sees no service account token and none of the provider's files")
-	t.Logf("compile step sees of the token and provider files: %q", definition.Sees)
+	assert.Empty(t, definition.Sees, "the compile step sees no token and none of the provider's files")
+	assert.Contains(t, []string{"401", "403"}, definition.APIServer, "the API server refuses the compile pod")
+	assert.Equal(t, "/workspace/definition/pipeline.yaml", definition.Planted, "the compiler could plant a link where the seal step writes")
+	t.Logf("compile step: sees %q; the API server answered %s; planted a link at %q, which the seal step replaced",
+		definition.Sees, definition.APIServer, definition.Planted)
 
 	var provider struct{ ServiceAccountToken bool }
 	receivedJSON(t, ns, "Pipeline", "isolated", "environment ", &provider)
 	assert.True(t, provider.ServiceAccountToken, "the provider step keeps its service account token")
-	t.Logf("provider step has a service account token: %t", provider.ServiceAccountToken)
 
-	// And on the pod: the token volume is mounted in the provider's step, not the compiler's.
+	// And on the pods: the compile pod is another pod, as the compiler
+	// account, with no token volume; the provider's pod runs no tenant code.
+	tenant := map[string]bool{"step-inject-compiler": true, "step-compile": true}
+	compilePods, providerPods := 0, 0
 	for _, pr := range runsOf(t, ns, "Pipeline", "isolated") {
 		for _, pod := range podsOf(t, ns, pr.Name) {
+			if pod.Labels["tekton.dev/pipelineTask"] == "compile" {
+				compilePods++
+				assert.Equal(t, "kfp-tekton-compiler", pod.Spec.ServiceAccountName, pod.Name)
+				if assert.NotNil(t, pod.Spec.AutomountServiceAccountToken, pod.Name) {
+					assert.False(t, *pod.Spec.AutomountServiceAccountToken, pod.Name)
+				}
+				for _, v := range pod.Spec.Volumes {
+					assert.Nil(t, v.Projected, "%s: volume %s is a projected (token) volume", pod.Name, v.Name)
+				}
+				continue
+			}
+			providerPods++
 			for _, c := range pod.Spec.Containers {
-				token := ""
-				for _, m := range c.VolumeMounts {
-					if m.MountPath == "/var/run/secrets/kubernetes.io/serviceaccount" {
-						token = m.Name
+				assert.False(t, tenant[c.Name], "%s runs tenant code %s beside the provider", pod.Name, c.Name)
+				if c.Name == "step-provider" {
+					token := false
+					for _, m := range c.VolumeMounts {
+						token = token || m.MountPath == "/var/run/secrets/kubernetes.io/serviceaccount"
 					}
+					assert.True(t, token, "%s: the provider step has its token", pod.Name)
 				}
-				switch c.Name {
-				case "step-inject-compiler", "step-compile":
-					assert.Equal(t, "no-sa-token", token, "%s: %s mounts the empty volume over the token", pod.Name, c.Name)
-				case "step-provider":
-					assert.NotEqual(t, "no-sa-token", token, "%s: %s", pod.Name, c.Name)
-					assert.NotEmpty(t, token, "%s: %s has the token", pod.Name, c.Name)
-				}
-				t.Logf("pod %s container %s: token volume %q", pod.Name, c.Name, token)
 			}
 		}
 	}
+	assert.Equal(t, 1, compilePods, "one compile pod")
+	assert.Equal(t, 1, providerPods, "one provider pod")
 }

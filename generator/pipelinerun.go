@@ -37,6 +37,9 @@ type Run struct {
 	Params tektonv1.Params
 	// Workspaces bind the shape's workspaces.
 	Workspaces []tektonv1.WorkspaceBinding
+	// TaskRunSpecs override the service account and pod template of
+	// single tasks of the shape.
+	TaskRunSpecs []tektonv1.PipelineTaskRunSpec
 	// Timeout of the whole run; Tekton's default when nil.
 	Timeout *metav1.Duration
 }
@@ -100,6 +103,7 @@ func (b *Builder) Build(ctx context.Context, r Run) (*tektonv1.PipelineRun, erro
 			PipelineSpec: b.spec(),
 			Params:       orderedParams(b.shape.Params, r.Params),
 			Workspaces:   r.Workspaces,
+			TaskRunSpecs: r.TaskRunSpecs,
 		},
 	}
 	if r.ServiceAccountName != "" {
@@ -154,7 +158,7 @@ func (b *Builder) validate(ctx context.Context, pr *tektonv1.PipelineRun) error 
 // expressions in it; so every string value without a "$" is one class, and
 // values with one are kept verbatim. Everything else that validation reads
 // (param names and types, array and object values, workspace bindings,
-// timeouts) is part of the key; the embedded spec is the Builder's own.
+// task run specs, timeouts) is part of the key; the embedded spec is the Builder's own.
 func validationKey(pr *tektonv1.PipelineRun) string {
 	var k strings.Builder
 	for _, p := range pr.Spec.Params {
@@ -175,6 +179,11 @@ func validationKey(pr *tektonv1.PipelineRun) string {
 	for _, w := range pr.Spec.Workspaces {
 		fmt.Fprintf(&k, "%s\x00%t%t%t%t%t%t%t%t\x01", w.Name, w.EmptyDir != nil, w.PersistentVolumeClaim != nil,
 			w.VolumeClaimTemplate != nil, w.ConfigMap != nil, w.Secret != nil, w.Projected != nil, w.CSI != nil, w.SubPath != "")
+	}
+	for _, t := range pr.Spec.TaskRunSpecs {
+		data, _ := json.Marshal(t)
+		k.Write(data)
+		k.WriteByte(1)
 	}
 	if t := pr.Spec.Timeouts; t != nil {
 		fmt.Fprintf(&k, "%v/%v/%v", t.Pipeline, t.Tasks, t.Finally)

@@ -85,15 +85,19 @@ func TestTasksFollowTheContract(t *testing.T) {
 		for _, r := range task.Spec.Results {
 			results[r.Name] = true
 		}
-		assert.True(t, results[taskdef.ResultProviderID] && results[taskdef.ResultProviderError], task.Name)
-
-		// The step writing the results knows how much of its termination
-		// message the kubelet keeps: 12 KiB per pod among the steps and
-		// Tekton's prepare init container, at most 4 KiB each.
-		report := task.Spec.Steps[len(task.Spec.Steps)-1]
-		args := strings.Join(report.Args, " ")
-		want := min(4096, 12*1024/(len(task.Spec.Steps)+1))
-		assert.Contains(t, args, fmt.Sprintf("--results-budget %d", want), "%s: %s", task.Name, args)
+		if task.Name == taskdef.CompileTaskName {
+			// Its one result is a 71-byte digest, written by its last step.
+			assert.Equal(t, map[string]bool{taskdef.ResultDefinitionDigest: true}, results)
+		} else {
+			assert.True(t, results[taskdef.ResultProviderID] && results[taskdef.ResultProviderError], task.Name)
+			// The step writing the results knows how much of its termination
+			// message the kubelet keeps: 12 KiB per pod among the steps and
+			// Tekton's prepare init container, at most 4 KiB each.
+			report := task.Spec.Steps[len(task.Spec.Steps)-1]
+			args := strings.Join(report.Args, " ")
+			want := min(4096, 12*1024/(len(task.Spec.Steps)+1))
+			assert.Contains(t, args, fmt.Sprintf("--results-budget %d", want), "%s: %s", task.Name, args)
+		}
 
 		// Every param is used, and only through env or args: never in a script.
 		for _, p := range task.Spec.Params {
@@ -114,7 +118,7 @@ func TestTasksFollowTheContract(t *testing.T) {
 func TestNamesAreSortedAndPrefixed(t *testing.T) {
 	names, err := Names()
 	require.NoError(t, err)
-	require.Len(t, names, len(taskdef.Operations))
+	require.Len(t, names, len(taskdef.Operations)+1, "one Task per operation, and the compile Task")
 	for i, n := range names {
 		assert.True(t, strings.HasPrefix(n, "kfp-"), n)
 		if i > 0 {
@@ -126,40 +130,74 @@ func TestNamesAreSortedAndPrefixed(t *testing.T) {
 
 // TestTenantCodeSeesNoProviderSecrets: the steps running images the
 // Pipeline's author controls (the compiler, injected into the pipeline's
-// image) mount neither the provider's volume nor the service account token,
-// and the provider reads the definition from its own volume, copied there by
-// the helper after the compiler ended.
+// image) run only in the compile Task, which receives nothing of the
+// provider's (no resource, no provider config, no provider image) and hides
+// the token path; the compile Task's last step seals the definition and
+// reports its digest; the provider's Tasks take the definition only through
+// the helper, checked against that digest.
 func TestTenantCodeSeesNoProviderSecrets(t *testing.T) {
 	all, err := All()
 	require.NoError(t, err)
 	tenantImages := map[string]bool{"$(params." + taskdef.ParamCompilerImage + ")": true, "$(params." + taskdef.ParamPipelineImage + ")": true}
-	compiling := 0
+	helper := "$(params." + taskdef.ParamHelperImage + ")"
+	tenantSteps, compilingTasks := 0, 0
 	for _, task := range all {
 		assert.Empty(t, task.Spec.StepTemplate.VolumeMounts, "%s: every step names the volumes it mounts", task.Name)
-		staged := false
-		for _, s := range task.Spec.Steps {
-			mounts := map[string]string{}
-			for _, m := range s.VolumeMounts {
-				mounts[m.MountPath] = m.Name
+		if task.Name == taskdef.CompileTaskName {
+			for _, p := range task.Spec.Params {
+				assert.NotContains(t, []string{taskdef.ParamResource, taskdef.ParamProviderConfig, taskdef.ParamProviderImage}, p.Name,
+					"the compile Task receives nothing of the provider's")
 			}
-			if tenantImages[s.Image] {
-				compiling++
-				assert.Equal(t, taskdef.VolumeCompile, mounts[taskdef.Dir], "%s/%s", task.Name, s.Name)
-				assert.Equal(t, taskdef.VolumeNoToken, mounts[taskdef.ServiceAccountDir], "%s/%s: the token is hidden", task.Name, s.Name)
+			for i, s := range task.Spec.Steps {
+				mounts := map[string]string{}
 				for _, m := range s.VolumeMounts {
-					assert.NotEqual(t, taskdef.VolumeProvider, m.Name, "%s/%s mounts the provider's volume", task.Name, s.Name)
+					mounts[m.MountPath] = m.Name
 				}
-				assert.False(t, staged, "%s/%s runs after the definition was staged", task.Name, s.Name)
-				continue
+				assert.Equal(t, taskdef.VolumeCompile, mounts[taskdef.Dir], "%s/%s", task.Name, s.Name)
+				if tenantImages[s.Image] {
+					tenantSteps++
+					assert.Equal(t, taskdef.VolumeNoToken, mounts[taskdef.ServiceAccountDir], "%s/%s: the token path is hidden", task.Name, s.Name)
+					continue
+				}
+				assert.Equal(t, helper, s.Image, "%s/%s: every other step is the helper", task.Name, s.Name)
+				if i == len(task.Spec.Steps)-1 {
+					args := strings.Join(s.Args, " ")
+					assert.Contains(t, args, "--replace", "the seal step replaces whatever tenant steps left")
+					assert.Contains(t, args, "--digest-result $(results."+taskdef.ResultDefinitionDigest+".path)")
+				}
 			}
-			assert.Equal(t, taskdef.VolumeProvider, mounts[taskdef.Dir], "%s/%s", task.Name, s.Name)
+			continue
+		}
+		for _, s := range task.Spec.Steps {
+			assert.False(t, tenantImages[s.Image], "%s/%s runs tenant code beside the provider", task.Name, s.Name)
+			for _, m := range s.VolumeMounts {
+				assert.Equal(t, taskdef.VolumeProvider, m.Name, "%s/%s", task.Name, s.Name)
+			}
 			if s.Name == "stage-definition" {
-				staged = true
-			}
-			if s.Name == "provider" {
-				assert.Len(t, s.VolumeMounts, 1, "%s: the provider mounts only its own volume", task.Name)
+				compilingTasks++
+				assert.Equal(t, helper, s.Image)
+				assert.Contains(t, strings.Join(s.Args, " "), "--digest $(params."+taskdef.ParamDefinitionDigest+")", task.Name)
 			}
 		}
 	}
-	assert.Equal(t, 4, compiling, "two compiling Tasks, two tenant steps each")
+	assert.Equal(t, 2, tenantSteps, "the compile Task's two tenant steps")
+	assert.Equal(t, 2, compilingTasks, "pipeline create and update stage the sealed definition")
+
+	// In the shapes, the provider's task takes the digest from the compile task's result.
+	for _, op := range taskdef.Operations {
+		shape := taskdef.Shape(op)
+		if !op.Compiles {
+			assert.Len(t, shape.Tasks, 1, op.TaskName())
+			continue
+		}
+		require.Len(t, shape.Tasks, 2, op.TaskName())
+		assert.Equal(t, taskdef.CompileTaskName, shape.Tasks[0].TaskRef.Name)
+		digest := ""
+		for _, p := range shape.Tasks[1].Params {
+			if p.Name == taskdef.ParamDefinitionDigest {
+				digest = p.Value.StringVal
+			}
+		}
+		assert.Equal(t, "$(tasks."+taskdef.CompilePipelineTask+".results."+taskdef.ResultDefinitionDigest+")", digest)
+	}
 }

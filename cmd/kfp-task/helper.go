@@ -32,15 +32,13 @@ const (
 
 func run(args []string, getenv func(string) string) error {
 	if len(args) == 0 {
-		return errors.New("usage: kfp-task write|exec|stage|report|report-compiled|mkdir|relay-events|KIND OPERATION [flags]")
+		return errors.New("usage: kfp-task write|exec|stage|report|mkdir|relay-events|KIND OPERATION [flags]")
 	}
 	switch args[0] {
 	case "write":
 		return write(args[1:], getenv)
 	case "report":
 		return report(args[1:])
-	case "report-compiled":
-		return reportCompiled(args[1:])
 	case "exec":
 		return execWithEnv(args[1:], os.Environ(), syscall.Exec)
 	case "stage":
@@ -52,7 +50,7 @@ func run(args []string, getenv func(string) string) error {
 	case kindPipeline, kindRun, kindRunSchedule, kindExperiment:
 		return serviceCmd(args[0], args[1:])
 	}
-	return fmt.Errorf("unknown command %q (want write, exec, stage, report, report-compiled, mkdir, relay-events, "+
+	return fmt.Errorf("unknown command %q (want write, exec, stage, report, mkdir, relay-events, "+
 		"or a provider service's KIND OPERATION: pipeline|run|runschedule|experiment create|update|delete)", args[0])
 }
 
@@ -172,49 +170,40 @@ func outcome(exitCodePath, outPath string) (id, msg string) {
 	return out.ID, out.Error
 }
 
-// reportCompiled reports a compiled definition by its digest.
-func reportCompiled(args []string) error {
-	fs := flag.NewFlagSet("report-compiled", flag.ContinueOnError)
-	path := fs.String("pipeline-definition", "", "the compiled pipeline")
-	var results resultFlags
-	results.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	f, err := os.Open(*path)
-	if err != nil {
-		return results.write("", "the compiler wrote no pipeline definition: "+err.Error())
-	}
-	defer f.Close()
-	h := sha256.New()
-	if n, err := io.Copy(h, f); err != nil || n == 0 {
-		return results.write("", fmt.Sprintf("the compiled pipeline definition is unreadable or empty (%d bytes, %v)", n, err))
-	}
-	return results.write("sha256:"+hex.EncodeToString(h.Sum(nil)), "")
-}
-
-// stage copies the compiled definition from the compile volume (written by
-// tenant code) into the provider's volume (which tenant code never mounts),
-// and logs its digest. It reads only a regular file, never through a
-// symbolic link (a link could name the provider's files or its token, in
-// this step's view), and without blocking on a FIFO; it creates the copy,
-// refusing one that exists.
+// stage copies a compiled definition from where one pod's steps could write
+// it into a file the next reader trusts, and logs its digest. It reads only
+// a regular file, never through a symbolic link (a link could name the
+// provider's files or a token, in this step's view), and without blocking
+// on a FIFO.
+//
+// In the compile pod it seals the compiler's output into the definition
+// workspace (--replace: tenant steps mount the workspace too, so whatever
+// they left at the destination is removed first; --digest-result: the
+// digest is reported for the provider's pod). In the provider's pod it
+// copies the sealed definition into the provider's volume, refusing it
+// unless its digest is --digest.
 func stage(args []string, log io.Writer) error {
 	fs := flag.NewFlagSet("stage", flag.ContinueOnError)
-	from := fs.String("from", "", "the compiled definition, as the compiler wrote it")
-	to := fs.String("to", "", "where the provider reads it")
+	from := fs.String("from", "", "the compiled definition")
+	to := fs.String("to", "", "where the next reader reads it")
+	replace := fs.Bool("replace", false, "remove whatever is at --to first (not a directory)")
+	want := fs.String("digest", "", "refuse the definition unless its digest is this sha256:<hex>")
+	digestResult := fs.String("digest-result", "", "write the definition's sha256:<hex> to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *from == "" || *to == "" {
 		return errors.New("stage: --from and --to are required")
 	}
+	if *want != "" && !validDigest(*want) {
+		return fmt.Errorf("stage: --digest %q is not sha256:<64 hex digits>; the compile task reported no digest", *want)
+	}
 	fd, err := syscall.Open(*from, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) {
-			return fmt.Errorf("stage: the compiler's output %s is a symbolic link, not a file", *from)
+			return fmt.Errorf("stage: the compiled definition %s is a symbolic link, not a file", *from)
 		}
-		return fmt.Errorf("stage: the compiler wrote no pipeline definition: %w", &os.PathError{Op: "open", Path: *from, Err: err})
+		return fmt.Errorf("stage: no compiled pipeline definition: %w", &os.PathError{Op: "open", Path: *from, Err: err})
 	}
 	in := os.NewFile(uintptr(fd), *from)
 	defer in.Close()
@@ -223,10 +212,16 @@ func stage(args []string, log io.Writer) error {
 		return fmt.Errorf("stage: %w", err)
 	}
 	if !info.Mode().IsRegular() {
-		return fmt.Errorf("stage: the compiler's output %s is not a regular file (%s)", *from, info.Mode().Type())
+		return fmt.Errorf("stage: the compiled definition %s is not a regular file (%s)", *from, info.Mode().Type())
 	}
 	if err := os.MkdirAll(filepath.Dir(*to), 0o755); err != nil {
 		return fmt.Errorf("stage: %w", err)
+	}
+	if *replace {
+		// Remove unlinks a link itself, never its target.
+		if err := os.Remove(*to); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("stage: cannot replace what the compile step left at %s: %w", *to, err)
+		}
 	}
 	out, err := os.OpenFile(*to, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o444)
 	if err != nil {
@@ -234,6 +229,9 @@ func stage(args []string, log io.Writer) error {
 	}
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(out, h), in)
+	if err == nil {
+		err = out.Sync()
+	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
@@ -241,10 +239,30 @@ func stage(args []string, log io.Writer) error {
 		return fmt.Errorf("stage: copying %s: %w", *from, err)
 	}
 	if n == 0 {
-		return fmt.Errorf("stage: the compiler's output %s is empty", *from)
+		return fmt.Errorf("stage: the compiled definition %s is empty", *from)
 	}
-	_, err = fmt.Fprintf(log, "kfp-task: staged the pipeline definition for the provider: %d bytes, sha256:%s\n", n, hex.EncodeToString(h.Sum(nil)))
+	digest := "sha256:" + hex.EncodeToString(h.Sum(nil))
+	if *want != "" && digest != *want {
+		_ = os.Remove(*to)
+		return fmt.Errorf("stage: the definition at %s is not the one the compile task sealed: its digest is %s, the compile task reported %s", *from, digest, *want)
+	}
+	if *digestResult != "" {
+		if err := os.WriteFile(*digestResult, []byte(digest), 0o644); err != nil {
+			return fmt.Errorf("stage: writing the digest: %w", err)
+		}
+	}
+	_, err = fmt.Fprintf(log, "kfp-task: staged the pipeline definition at %s: %d bytes, %s\n", *to, n, digest)
 	return err
+}
+
+// validDigest says whether d is sha256: and 64 lower-case hex digits.
+func validDigest(d string) bool {
+	hexPart, ok := strings.CutPrefix(d, "sha256:")
+	if !ok || len(hexPart) != 64 {
+		return false
+	}
+	_, err := hex.DecodeString(hexPart)
+	return err == nil && strings.ToLower(hexPart) == hexPart
 }
 
 func readExitCode(path string) (int, error) {

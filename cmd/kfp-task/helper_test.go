@@ -86,23 +86,54 @@ func TestReport(t *testing.T) {
 	}
 }
 
-func TestReportCompiled(t *testing.T) {
+// The compile pod seals the definition and reports its digest; the
+// provider's pod accepts only that definition.
+func TestStageSealsAndVerifiesTheDefinition(t *testing.T) {
 	dir := t.TempDir()
-	def := filepath.Join(dir, "pipeline.yaml")
-	id, msg := filepath.Join(dir, "id"), filepath.Join(dir, "error")
-	args := []string{"report-compiled", "--pipeline-definition", def, "--id-result", id, "--error-result", msg}
+	compiled := filepath.Join(dir, "compile", "pipeline.yaml")
+	sealed := filepath.Join(dir, "workspace", "pipeline.yaml")
+	digestFile := filepath.Join(dir, "results", "definition-digest")
+	require.NoError(t, os.MkdirAll(filepath.Dir(compiled), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Dir(sealed), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Dir(digestFile), 0o755))
+	definition := []byte("pipelineSpec: {}\n")
+	require.NoError(t, os.WriteFile(compiled, definition, 0o644))
+	// What a tenant step could leave at the destination: a link to a file it wants overwritten.
+	victim := filepath.Join(dir, "victim")
+	require.NoError(t, os.WriteFile(victim, []byte("untouched"), 0o644))
+	require.NoError(t, os.Symlink(victim, sealed))
 
-	require.NoError(t, run(args, os.Getenv))
-	got, _ := os.ReadFile(msg)
-	assert.Contains(t, string(got), "the compiler wrote no pipeline definition")
+	var log strings.Builder
+	require.NoError(t, stage([]string{"--from", compiled, "--to", sealed, "--replace", "--digest-result", digestFile}, &log))
+	sum := sha256.Sum256(definition)
+	digest := "sha256:" + hex.EncodeToString(sum[:])
+	got, _ := os.ReadFile(digestFile)
+	assert.Equal(t, digest, string(got))
+	got, _ = os.ReadFile(victim)
+	assert.Equal(t, "untouched", string(got), "the link is replaced, its target never written")
+	got, _ = os.ReadFile(sealed)
+	assert.Equal(t, definition, got)
 
-	require.NoError(t, os.WriteFile(def, []byte("pipelineSpec: {}\n"), 0o644))
-	require.NoError(t, run(args, os.Getenv))
-	got, _ = os.ReadFile(id)
-	sum := sha256.Sum256([]byte("pipelineSpec: {}\n"))
-	assert.Equal(t, "sha256:"+hex.EncodeToString(sum[:]), string(got))
-	got, _ = os.ReadFile(msg)
-	assert.Empty(t, string(got))
+	staged := filepath.Join(dir, "kfp", "pipeline.yaml")
+	require.NoError(t, stage([]string{"--from", sealed, "--to", staged, "--digest", digest}, &log))
+	got, _ = os.ReadFile(staged)
+	assert.Equal(t, definition, got)
+
+	other := "sha256:" + strings.Repeat("0", 64)
+	err := stage([]string{"--from", sealed, "--to", filepath.Join(dir, "kfp", "other.yaml"), "--digest", other}, &log)
+	assert.ErrorContains(t, err, "not the one the compile task sealed")
+	assert.NoFileExists(t, filepath.Join(dir, "kfp", "other.yaml"), "a refused definition is not left for the provider")
+
+	for _, bad := range []string{"", "$(tasks.compile.results.definition-digest)", "sha256:XYZ", "sha256:" + strings.Repeat("A", 64)} {
+		if bad == "" {
+			continue
+		}
+		assert.ErrorContains(t, stage([]string{"--from", sealed, "--to", filepath.Join(dir, "kfp", "bad.yaml"), "--digest", bad}, &log), "not sha256:")
+	}
+	require.NoError(t, os.Remove(sealed))
+	require.NoError(t, os.Mkdir(sealed, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(sealed, "x"), nil, 0o644))
+	assert.ErrorContains(t, stage([]string{"--from", compiled, "--to", sealed, "--replace"}, &log), "cannot replace")
 }
 
 func TestUnknownCommand(t *testing.T) {
@@ -161,7 +192,7 @@ func TestStageCopiesOnlyARegularFile(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(dir, "kfp", "b"))
 
 	assert.ErrorContains(t, stage([]string{"--from", filepath.Join(dir, "compile"), "--to", filepath.Join(dir, "kfp", "c")}, &log), "not a regular file")
-	assert.ErrorContains(t, stage([]string{"--from", filepath.Join(dir, "missing"), "--to", filepath.Join(dir, "kfp", "d")}, &log), "wrote no pipeline definition")
+	assert.ErrorContains(t, stage([]string{"--from", filepath.Join(dir, "missing"), "--to", filepath.Join(dir, "kfp", "d")}, &log), "no compiled pipeline definition")
 	empty := filepath.Join(dir, "compile", "empty")
 	require.NoError(t, os.WriteFile(empty, nil, 0o644))
 	assert.ErrorContains(t, stage([]string{"--from", empty, "--to", filepath.Join(dir, "kfp", "e")}, &log), "empty")

@@ -9,9 +9,8 @@
 //
 //	kfp-task write --file /kfp/resource.json=KFP_RESOURCE [--file PATH=ENV ...]
 //	kfp-task exec --env-from /kfp/pipeline-config.yaml -- COMMAND ARGS...
-//	kfp-task stage --from /kfp-compile/pipeline.yaml --to /kfp/pipeline.yaml
+//	kfp-task stage --from FILE --to FILE [--replace] [--digest sha256:HEX] [--digest-result FILE]
 //	kfp-task report --output /kfp/output.json --exit-code FILE --id-result FILE --error-result FILE
-//	kfp-task report-compiled --pipeline-definition FILE --id-result FILE --error-result FILE
 //	kfp-task mkdir DIR...
 //	kfp-task KIND OPERATION --provider-config F --resource F --output F [--pipeline-definition F]
 //	kfp-task relay-events --listen 127.0.0.1:8099 --to URL --token-file FILE [--ca-file FILE]

@@ -5,6 +5,8 @@
 //	    inside `unshare -n -m --propagation private`: the cluster, until SIGTERM
 //	localcluster image --base REF --file /DEST=SRC... [--entrypoint PATH] --push REF
 //	    build an image from host files on base and push it; prints REF@sha256:...
+//	localcluster provision-volumes --kubeconfig FILE --dir DIR
+//	    inside the cluster (the supervisor starts it): the local StorageClass
 //	localcluster cleanup --netns 'net:[N]'
 //	    after a crash: kill what is left in that network namespace and the cluster's cgroups
 package main
@@ -43,6 +45,8 @@ func run(args []string) error {
 		return buildImage(args[1:])
 	case "cleanup":
 		return cleanup(args[1:])
+	case "provision-volumes":
+		return provisionVolumes(args[1:])
 	}
 	return fmt.Errorf("unknown command %q", args[0])
 }
@@ -70,6 +74,21 @@ func runCluster(args []string) error {
 		Host:    localcluster.HostNamespaces{Net: *hostNet, Mnt: *hostMnt},
 	}
 	return s.Run(ctx, localcluster.BaseImages{Pause: *pause, Busybox: *busybox})
+}
+
+func provisionVolumes(args []string) error {
+	fs := flag.NewFlagSet("provision-volumes", flag.ContinueOnError)
+	kubeconfig := fs.String("kubeconfig", "", "an admin kubeconfig")
+	dir := fs.String("dir", "", "where volumes' directories are made")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *kubeconfig == "" || *dir == "" {
+		return errors.New("provision-volumes: --kubeconfig and --dir are required")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return localcluster.ProvisionVolumes(ctx, *kubeconfig, *dir, log.New(os.Stderr, "volume-provisioner: ", log.Ltime))
 }
 
 type fileFlags []string

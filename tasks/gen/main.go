@@ -35,11 +35,12 @@ func write(tasksDir, pipelinesDir string) error {
 			}
 		}
 	}
-	for i, task := range taskdef.Tasks() {
+	for _, task := range taskdef.Tasks() {
 		if err := writeYAML(filepath.Join(tasksDir, task.Name+".yaml"), task, true); err != nil {
 			return err
 		}
-		op := taskdef.Operations[i]
+	}
+	for _, op := range taskdef.Operations {
 		if err := writeYAML(filepath.Join(pipelinesDir, op.TaskName()+".yaml"), taskdef.Shape(op), false); err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/status"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
 
 // apply makes the change d asks for and writes the status it describes.
@@ -92,9 +93,17 @@ func (r *Reconciler[T]) startRun(ctx context.Context, obj T, o Observation, a Ac
 			return &specError{err}
 		}
 	}
+	var compile *compileRun
+	if op, _ := taskdef.Find(r.Kind.Name, a.Op); op.Compiles {
+		var err error
+		if compile, err = compileSettings(ctx, r.APIReader, o.WorkflowNamespace, o.Provider, r.CompileVolume); err != nil {
+			return err
+		}
+	}
 	pr, err := buildRun(ctx, runRequest{obj: obj, kind: r.Kind.Name, provider: o.Provider, op: a.Op, version: a.Version,
 		attempt: a.Attempt, ordinal: a.Ordinal, namespace: o.WorkflowNamespace, helper: r.HelperImage, pipeline: pipelineRef(o, a.Op),
-		parameters: resolvedParameters(o, a.Op), artifacts: artifacts, extra: extra, now: r.now(), timeout: r.OperationTimeout})
+		parameters: resolvedParameters(o, a.Op), artifacts: artifacts, extra: extra, now: r.now(), timeout: r.OperationTimeout,
+		compile: compile})
 	var spec *specError
 	switch {
 	case errors.As(err, &spec):

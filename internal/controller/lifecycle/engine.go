@@ -111,7 +111,9 @@ type Reconciler[T Subject] struct {
 	// KeepRunsPerOperation is how many finished runs of each operation a
 	// resource keeps (beyond those decide needs, see prune.go); 0 keeps all.
 	KeepRunsPerOperation int
-	Now                  func() time.Time
+	// CompileVolume is the claim a compiling run's definition travels in.
+	CompileVolume CompileVolume
+	Now           func() time.Time
 
 	configMapsOnce sync.Once
 	configMapCache *configMapReader

@@ -64,6 +64,8 @@ type runRequest struct {
 	extra      tektonv1.Params
 	now        time.Time
 	timeout    time.Duration
+	// compile is set for an operation that compiles.
+	compile *compileRun
 }
 
 // RunName is the deterministic name of a resource's ordinal-th run, of op
@@ -112,22 +114,28 @@ func buildRun(ctx context.Context, req runRequest) (*tektonv1.PipelineRun, error
 		generator.StringParam(taskdef.ParamHelperImage, req.helper),
 		resourceParam, configParam,
 	}
-	if operation.CallsProvider {
-		params = append(params, generator.StringParam(taskdef.ParamProviderImage, req.provider.Status.Image))
-	}
+	params = append(params, generator.StringParam(taskdef.ParamProviderImage, req.provider.Status.Image))
 	params = append(params, req.extra...)
 	if err := checkEnvSizes(params); err != nil {
 		return nil, &specError{err}
 	}
 
-	pr, err := builder.Build(ctx, generator.Run{
+	run := generator.Run{
 		Namespace:          req.namespace,
 		Name:               RunName(req.kind, req.obj, req.op, req.version, req.ordinal),
 		Labels:             runLabels(req),
 		ServiceAccountName: req.provider.Spec.ServiceAccount,
 		Params:             params,
 		Timeout:            operationTimeout(req.timeout),
-	})
+	}
+	if operation.Compiles {
+		if req.compile == nil {
+			return nil, fmt.Errorf("%s %s compiles, but no compile settings were given", req.kind, req.op)
+		}
+		run.Workspaces = []tektonv1.WorkspaceBinding{definitionWorkspace(req.compile.volume)}
+		run.TaskRunSpecs = []tektonv1.PipelineTaskRunSpec{compileTaskRunSpec(req.compile)}
+	}
+	pr, err := builder.Build(ctx, run)
 	if err != nil {
 		return nil, err
 	}
@@ -140,6 +148,9 @@ func buildRun(ctx context.Context, req runRequest) (*tektonv1.PipelineRun, error
 	}
 	if req.pipeline != nil {
 		pr.Annotations[AnnotationPipelineVersion] = req.pipeline.Version
+	}
+	if operation.Compiles {
+		pr.Annotations[autoCleanupPVC] = "true"
 	}
 	// Tekton keeps a tekton.dev/pipeline label it finds on a run only when
 	// generateName is set; the API server ignores generateName beside a name.

@@ -10,6 +10,7 @@ import (
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
@@ -86,6 +87,12 @@ type Config struct {
 	// keeps every run; cmd/operator and the chart default to 3. A released
 	// resource's runs are deleted whatever this says.
 	KeepRunsPerOperation int `json:"keepRunsPerOperation,omitempty"`
+	// CompileStorageClass is the storage class of the claim each pipeline
+	// compile makes to hand its definition to the provider's pod; empty uses
+	// the cluster's default class.
+	CompileStorageClass string `json:"compileStorageClass,omitempty"`
+	// CompileVolumeSize is that claim's size (default 64Mi).
+	CompileVolumeSize string `json:"compileVolumeSize,omitempty"`
 	// RunCompletionTTL deletes a Run this long after it completed (its
 	// backend run with it); 0 (the default) keeps completed Runs.
 	RunCompletionTTL metav1.Duration `json:"runCompletionTTL,omitempty"`
@@ -133,6 +140,10 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 	if err := ValidateEventSinks(cfg.EventSinks); err != nil {
 		return nil, err
 	}
+	compileVolume, err := compileVolume(cfg)
+	if err != nil {
+		return nil, err
+	}
 	audience := orDefaultString(cfg.EventsTokenAudience, DefaultEventsTokenAudience)
 	restConfig = rest.CopyConfig(restConfig)
 	restConfig.QPS, restConfig.Burst = cfg.KubeAPIQPS, cfg.KubeAPIBurst
@@ -167,6 +178,7 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 		ConfigMapTTL:     cfg.ArtifactRepositoryTTL.Duration,
 		OperationTimeout: orDefault(cfg.OperationTimeout.Duration, 15*time.Minute),
 		KeepRuns:         cfg.KeepRunsPerOperation,
+		CompileVolume:    compileVolume,
 	}
 	completions := &completion.Recorder{Client: mgr.GetClient(), Events: engine.Recorder, Sinks: SinkNames(cfg.EventSinks)}
 	for _, setup := range []func() error{
@@ -284,6 +296,7 @@ type engineSettings struct {
 	RetryAfter        time.Duration
 	ConfigMapTTL      time.Duration
 	KeepRuns          int
+	CompileVolume     lifecycle.CompileVolume
 }
 
 func setupKind[T lifecycle.Subject](ctx context.Context, mgr ctrl.Manager, s engineSettings, kind lifecycle.Kind[T],
@@ -292,6 +305,7 @@ func setupKind[T lifecycle.Subject](ctx context.Context, mgr ctrl.Manager, s eng
 		Kind: kind, Client: s.Client, APIReader: s.APIReader, Recorder: s.Recorder,
 		WorkflowNamespace: s.WorkflowNamespace, HelperImage: s.HelperImage, Backoff: s.Backoff, RetryAfter: s.RetryAfter,
 		ConfigMapTTL: s.ConfigMapTTL, OperationTimeout: s.OperationTimeout, KeepRunsPerOperation: s.KeepRuns,
+		CompileVolume: s.CompileVolume,
 	}
 	return r.SetupWithManager(ctx, mgr, list, opts)
 }
@@ -328,4 +342,20 @@ func slimRun(obj any) (any, error) {
 	pr.Status.Provenance = nil
 	pr.Status.SpanContext = nil
 	return pr, nil
+}
+
+// compileVolume is the compile claim cfg describes.
+func compileVolume(cfg Config) (lifecycle.CompileVolume, error) {
+	v := lifecycle.CompileVolume{Size: lifecycle.DefaultCompileVolumeSize}
+	if cfg.CompileStorageClass != "" {
+		v.StorageClassName = &cfg.CompileStorageClass
+	}
+	if cfg.CompileVolumeSize != "" {
+		size, err := resource.ParseQuantity(cfg.CompileVolumeSize)
+		if err != nil || size.Sign() <= 0 {
+			return v, fmt.Errorf("compileVolumeSize %q is not a positive quantity such as 64Mi", cfg.CompileVolumeSize)
+		}
+		v.Size = size
+	}
+	return v, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -34,6 +35,10 @@ var ctx = context.Background()
 
 func TestPipelineLifecycle(t *testing.T) {
 	f := fixture.Setup(t, cp)
+	sa := &corev1.ServiceAccount{}
+	require.NoError(t, cp.Client.Get(ctx, client.ObjectKey{Namespace: f.NS, Name: f.Provider.Spec.ServiceAccount}, sa))
+	sa.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry-credentials"}}
+	require.NoError(t, cp.Client.Update(ctx, sa))
 	p := fixture.NewPipeline(f.NS, "penguin")
 	require.NoError(t, cp.Client.Create(ctx, p))
 
@@ -56,7 +61,27 @@ func TestPipelineLifecycle(t *testing.T) {
 	assert.Equal(t, "kfp", pr.Labels[lifecycle.LabelProvider])
 	assert.Equal(t, naming.LabelValue("pipeline", f.NS, "penguin"), pr.Labels[lifecycle.LabelTektonPipeline])
 	assert.True(t, strings.HasPrefix(pr.Name, "pipeline-penguin-create-"), pr.Name)
-	assert.Equal(t, "kfp-pipeline-create", pr.Spec.PipelineSpec.Tasks[0].TaskRef.Name)
+	assert.Equal(t, "kfp-pipeline-create", fixture.ProviderTask(pr).TaskRef.Name)
+	// Tenant code compiles in a pod of its own, as an account with no token
+	// (pulling with the provider account's pull secrets); the definition
+	// travels in a claim made for the run.
+	assert.Equal(t, taskdef.CompileTaskName, pr.Spec.PipelineSpec.Tasks[0].TaskRef.Name)
+	if assert.Len(t, pr.Spec.TaskRunSpecs, 1) {
+		spec := pr.Spec.TaskRunSpecs[0]
+		assert.Equal(t, taskdef.CompilePipelineTask, spec.PipelineTaskName)
+		assert.Equal(t, taskdef.CompilerServiceAccount, spec.ServiceAccountName)
+		if assert.NotNil(t, spec.PodTemplate) && assert.NotNil(t, spec.PodTemplate.AutomountServiceAccountToken) {
+			assert.False(t, *spec.PodTemplate.AutomountServiceAccountToken)
+			assert.Equal(t, []corev1.LocalObjectReference{{Name: "registry-credentials"}}, spec.PodTemplate.ImagePullSecrets)
+		}
+	}
+	if assert.Len(t, pr.Spec.Workspaces, 1) && assert.NotNil(t, pr.Spec.Workspaces[0].VolumeClaimTemplate) {
+		claim := pr.Spec.Workspaces[0].VolumeClaimTemplate.Spec
+		assert.Equal(t, taskdef.WorkspaceDefinition, pr.Spec.Workspaces[0].Name)
+		assert.Equal(t, "64Mi", claim.Resources.Requests.Storage().String())
+		assert.Nil(t, claim.StorageClassName, "the cluster's default class")
+	}
+	assert.Equal(t, "true", pr.Annotations["tekton.dev/auto-cleanup-pvc"])
 	require.NoError(t, generator.Validate(ctx, pr))
 	in := fixture.Params(pr)
 	for _, p := range pr.Spec.Params {

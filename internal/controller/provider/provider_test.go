@@ -120,11 +120,21 @@ func TestSharedTasksOnePerNamespaceUntilTheLastProviderGoes(t *testing.T) {
 	for _, task := range sharedTasks(t, ns) {
 		assert.Equal(t, "test", task.Annotations["pipelines.kubeflow.org/operator-version"])
 	}
+	compilerSA := &corev1.ServiceAccount{}
+	require.NoError(t, cp.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: taskdef.CompilerServiceAccount}, compilerSA),
+		"the compiler account is made beside the Tasks")
+	require.NotNil(t, compilerSA.AutomountServiceAccountToken)
+	assert.False(t, *compilerSA.AutomountServiceAccountToken, "compile pods never get a token")
+	automount := true
+	compilerSA.AutomountServiceAccountToken = &automount
+	require.NoError(t, cp.Client.Update(ctx, compilerSA))
 
 	second := newProvider(ns, "vai", image)
 	require.NoError(t, cp.Client.Create(ctx, second))
 	eventuallyReady(t, second, metav1.ConditionTrue, pipelinesv1beta1.ReasonTasksApplied)
 	assert.Len(t, sharedTasks(t, ns), len(want), "a second Provider shares the namespace's one copy")
+	require.NoError(t, cp.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: taskdef.CompilerServiceAccount}, compilerSA))
+	assert.False(t, *compilerSA.AutomountServiceAccountToken, "an edited compiler account is restored on the next reconcile")
 
 	require.NoError(t, cp.Client.Delete(ctx, first))
 	require.Eventually(t, func() bool {
@@ -134,6 +144,9 @@ func TestSharedTasksOnePerNamespaceUntilTheLastProviderGoes(t *testing.T) {
 
 	require.NoError(t, cp.Client.Delete(ctx, second))
 	require.Eventually(t, func() bool { return len(sharedTasks(t, ns)) == 0 }, wait, tick, "the last Provider takes the Tasks with it")
+	require.Eventually(t, func() bool {
+		return apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: taskdef.CompilerServiceAccount}, &corev1.ServiceAccount{}))
+	}, wait, tick, "and the compiler account")
 	require.Eventually(t, func() bool {
 		return apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKeyFromObject(second), &pipelinesv1beta1.Provider{}))
 	}, wait, tick)

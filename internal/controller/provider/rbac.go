@@ -31,6 +31,11 @@ package provider
 // both rules to the service account it creates and the pull secrets it lists.
 // +kubebuilder:rbac:groups="",resources=serviceaccounts;secrets,verbs=get,namespace=workflow-namespace
 
+// The compiler account compile pods run as (compiler_account.go): applied
+// beside the shared Tasks and deleted with them. The provider chart narrows
+// patch and delete to that account's name (create cannot be narrowed).
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=create;patch;delete,namespace=workflow-namespace
+
 // Pod Security: whether a workflow namespace enforces `restricted`, and
 // Tekton's set-security-context feature flag (one ConfigMap, by name).
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get

@@ -72,7 +72,8 @@ func (a *taskApplier) names() []string {
 }
 
 // ensure applies every shared Task in namespace that is missing or changed
-// since the operator last applied it. It returns how many it applied.
+// since the operator last applied it, and the compiler account. It returns
+// how many Tasks it applied.
 func (a *taskApplier) ensure(ctx context.Context, namespace string) (int, error) {
 	applied := 0
 	for _, want := range a.desired {
@@ -100,10 +101,10 @@ func (a *taskApplier) ensure(ctx context.Context, namespace string) (int, error)
 		a.mu.Unlock()
 		applied++
 	}
-	return applied, nil
+	return applied, a.ensureCompilerAccount(ctx, namespace)
 }
 
-// remove deletes the shared Tasks from namespace.
+// remove deletes the shared Tasks and the compiler account from namespace.
 func (a *taskApplier) remove(ctx context.Context, namespace string) error {
 	err := a.client.DeleteAllOf(ctx, &tektonv1.Task{}, client.InNamespace(namespace),
 		client.MatchingLabels{taskdef.LabelManagedBy: taskdef.ManagedBy})
@@ -115,5 +116,5 @@ func (a *taskApplier) remove(ctx context.Context, namespace string) error {
 		delete(a.applied, namespace+"/"+u.GetName())
 	}
 	a.mu.Unlock()
-	return nil
+	return a.removeCompilerAccount(ctx, namespace)
 }

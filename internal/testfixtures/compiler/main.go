@@ -9,16 +9,26 @@
 // reads the pipeline config with the contract's type (internal/contract) and
 // refuses, exiting 1 with the reason, a contractVersion it does not know.
 // The definition also lists ("sees") which of the provider's secrets and
-// files exist in the compile step's view: the shared Tasks keep them out.
+// files and which tokens exist in the compile step's view, what the API
+// server answers it ("apiServer"), and where it planted a link for the
+// seal step to write through ("planted"): the shared Tasks defeat all three.
 package main
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"flag"
 	"fmt"
+	iofs "io/fs"
+	"net"
+	"net/http"
 	"os"
+	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/compilerinject"
 
@@ -75,7 +85,54 @@ func compile(args []string) error {
 			sees = append(sees, p)
 		}
 	}
-	def, _ := json.Marshal(map[string]any{"pipeline": cfg.Name, "image": cfg.Image, "env": env, "sees": sees})
+	// Any token anywhere a pod gets one.
+	_ = filepath.WalkDir("/var/run/secrets", func(path string, d iofs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == "token" && !slices.Contains(sees, path) {
+			sees = append(sees, path)
+		}
+		return nil
+	})
+	def, _ := json.Marshal(map[string]any{"pipeline": cfg.Name, "image": cfg.Image, "env": env, "sees": sees,
+		"apiServer": askAPIServer(cfg.Namespace), "planted": plant()})
 	fmt.Printf("fixture compiler: compiled %s\n", def)
 	return os.WriteFile(*outputPath, def, 0o644)
+}
+
+// askAPIServer is what the API server answers this pod, with whatever
+// credentials it has, when asked for its namespace's secrets: the HTTP
+// status, or why there was no answer.
+func askAPIServer(namespace string) string {
+	host, port := os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT")
+	if host == "" {
+		return "no KUBERNETES_SERVICE_HOST"
+	}
+	req, err := http.NewRequest(http.MethodGet, "https://"+net.JoinHostPort(host, port)+"/api/v1/namespaces/"+namespace+"/secrets", nil)
+	if err != nil {
+		return err.Error()
+	}
+	if token, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/token"); err == nil {
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+	}
+	// The fixture only reads the status: the server's identity does not matter here.
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	resp.Body.Close()
+	return strconv.Itoa(resp.StatusCode)
+}
+
+// plant leaves a link where the compile Task's seal step writes the
+// definition, pointing at the compiler's input: the seal step must replace
+// it, not write through it. It says where it planted one.
+func plant() string {
+	const target = "/workspace/definition/pipeline.yaml"
+	if _, err := os.Stat("/workspace/definition"); err != nil {
+		return ""
+	}
+	if err := os.Symlink("/kfp/pipeline-config.yaml", target); err != nil {
+		return "failed: " + err.Error()
+	}
+	return target
 }

@@ -30,8 +30,18 @@ and secrets to the image pull secrets it lists (none: no secrets at all). */ -}}
 {{- range $resource := $rule.resources -}}
 {{- $narrowed := dict "apiGroups" $rule.apiGroups "resources" (list $resource) "verbs" $rule.verbs -}}
 {{- if eq $resource "serviceaccounts" -}}
-{{- $_ := set $narrowed "resourceNames" (list $.Values.serviceAccount.name) -}}
-{{- $rules = append $rules $narrowed -}}
+{{- /* Reads: the provider's account and the compiler account. Writes: only
+  the compiler account (kfp-tekton-compiler, tasks/taskdef), which the
+  operator applies and deletes; create cannot be narrowed by name. */ -}}
+{{- range $verb := $rule.verbs -}}
+{{- $byVerb := dict "apiGroups" $rule.apiGroups "resources" (list $resource) "verbs" (list $verb) -}}
+{{- if eq $verb "get" -}}
+{{- $_ := set $byVerb "resourceNames" (list $.Values.serviceAccount.name "kfp-tekton-compiler") -}}
+{{- else if ne $verb "create" -}}
+{{- $_ := set $byVerb "resourceNames" (list "kfp-tekton-compiler") -}}
+{{- end -}}
+{{- $rules = append $rules $byVerb -}}
+{{- end -}}
 {{- else if eq $resource "secrets" -}}
 {{- if $pullSecrets -}}
 {{- $_ := set $narrowed "resourceNames" $pullSecrets -}}

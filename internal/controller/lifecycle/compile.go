@@ -1,0 +1,81 @@
+package lifecycle
+
+import (
+	"context"
+
+	"github.com/tektoncd/pipeline/pkg/apis/pipeline/pod"
+	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
+)
+
+// CompileVolume is the volume a compiling operation's run claims to carry
+// the compiled definition from the compile pod to the provider's.
+type CompileVolume struct {
+	// StorageClassName of the claim; nil uses the cluster's default class.
+	StorageClassName *string
+	// Size of the claim; DefaultCompileVolumeSize when zero.
+	Size resource.Quantity
+}
+
+// DefaultCompileVolumeSize holds any definition a backend accepts (they
+// travel in API requests, which are far smaller).
+var DefaultCompileVolumeSize = resource.MustParse("64Mi")
+
+// autoCleanupPVC asks Tekton to delete a run's volumeClaimTemplate claims
+// when the run ends (honoured when Tekton's coschedule is "workspaces", its
+// default); otherwise the claim goes with the PipelineRun.
+const autoCleanupPVC = "tekton.dev/auto-cleanup-pvc"
+
+// compileRun is what a compiling operation's run needs beyond its params.
+type compileRun struct {
+	volume CompileVolume
+	// pullSecrets are the provider service account's image pull secrets:
+	// the compile pod runs as another account, yet pulls the same images.
+	pullSecrets []corev1.LocalObjectReference
+}
+
+// compileSettings reads what the compile pod inherits from the provider's
+// service account (only its image pull secrets, never its token or rights).
+func compileSettings(ctx context.Context, reader client.Reader, namespace string, p *pipelinesv1beta1.Provider, volume CompileVolume) (*compileRun, error) {
+	sa := &corev1.ServiceAccount{}
+	err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: p.Spec.ServiceAccount}, sa)
+	if client.IgnoreNotFound(err) != nil {
+		return nil, err
+	}
+	return &compileRun{volume: volume, pullSecrets: sa.ImagePullSecrets}, nil
+}
+
+// definitionWorkspace binds the definition workspace to a fresh claim.
+func definitionWorkspace(v CompileVolume) tektonv1.WorkspaceBinding {
+	size := v.Size
+	if size.IsZero() {
+		size = DefaultCompileVolumeSize
+	}
+	return tektonv1.WorkspaceBinding{
+		Name: taskdef.WorkspaceDefinition,
+		VolumeClaimTemplate: &corev1.PersistentVolumeClaim{Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			StorageClassName: v.StorageClassName,
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
+		}},
+	}
+}
+
+// compileTaskRunSpec runs the compile task as the compiler account, with
+// no token mounted: tenant code gets no identity in the cluster.
+func compileTaskRunSpec(c *compileRun) tektonv1.PipelineTaskRunSpec {
+	return tektonv1.PipelineTaskRunSpec{
+		PipelineTaskName:   taskdef.CompilePipelineTask,
+		ServiceAccountName: taskdef.CompilerServiceAccount,
+		PodTemplate: &pod.Template{
+			AutomountServiceAccountToken: ptr.To(false),
+			ImagePullSecrets:             c.pullSecrets,
+		},
+	}
+}
