@@ -52,7 +52,7 @@ test-unit: envtest-assets ## Unit and envtest tests only (no cluster).
 e2e: ## The end-to-end suite on the local real cluster (brings it up and down unless it already runs).
 	./hack/e2e.sh
 
-.PHONY: bench
+.PHONY: bench chaos
 bench: envtest-assets ## Run the benchmarks and print their figures.
 	go test ./... -run '^$$' -bench . -benchmem
 	go run ./bench/prgen -apps 1000 -versions 10
@@ -77,6 +77,10 @@ fuzz: ## Run every fuzz target briefly (findings land in testdata/fuzz; go test 
 	go test ./internal/runcompletion -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 10s
 
 .PHONY: bench-cluster
+chaos: ## The chaos suite on the running local cluster (leader kills; CHAOS_ROUNDS, CHAOS_PER_KIND); run after make demo.
+	./hack/cluster.sh exec env GOPROXY=off GOFLAGS=-mod=readonly CHAOS_ROUNDS=$${CHAOS_ROUNDS:-3} CHAOS_PER_KIND=$${CHAOS_PER_KIND:-8} \
+	  go test -tags e2e,chaos -count=1 -timeout 60m -run TestChaos -v ./e2e/
+
 bench-cluster: ## Figures of the local real cluster (pod, TaskRun, operation latency; memory); run after make demo.
 	./hack/cluster.sh exec go run ./bench/cluster -n 10
 

@@ -170,7 +170,7 @@ func lifecycle(t *testing.T, ns, kind, name, providerKind, update string) {
 }
 
 // checkRuns: the operation's PipelineRun succeeded, and its pods ran on the
-// node as the provider's service account.
+// node as the provider's service account (a compile pod as the compiler's).
 func checkRuns(t *testing.T, ns, kind, name, op string) {
 	t.Helper()
 	var found bool
@@ -183,7 +183,11 @@ func checkRuns(t *testing.T, ns, kind, name, op string) {
 		pods := podsOf(t, ns, pr.Name)
 		require.NotEmpty(t, pods, "PipelineRun %s ran pods", pr.Name)
 		for _, pod := range pods {
-			assert.Equal(t, "kfp-provider", pod.Spec.ServiceAccountName)
+			if pod.Labels["tekton.dev/pipelineTask"] == "compile" {
+				assert.Equal(t, "kfp-tekton-compiler", pod.Spec.ServiceAccountName, "tenant code compiles as the account with no rights")
+			} else {
+				assert.Equal(t, "kfp-provider", pod.Spec.ServiceAccountName)
+			}
 			assert.Equal(t, "kfp-node", pod.Spec.NodeName)
 			// Every step ran to completion on the node (the pod's phase may lag Tekton's verdict).
 			require.NotEmpty(t, pod.Status.ContainerStatuses, "pod %s", pod.Name)

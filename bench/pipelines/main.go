@@ -7,7 +7,9 @@
 //     as creating them by hand);
 //   - every PipelineRun then finished as Tekton would → time until every
 //     Pipeline is Ready;
-//   - the operator's peak RSS (VmHWM).
+//   - the operator's peak RSS (VmHWM), its CPU seconds and its API
+//     requests per Pipeline by method, from apply to Ready (writes are what
+//     issue #14 item 4 asks about).
 //
 // It prints figures and asserts nothing.
 //
@@ -20,9 +22,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -95,11 +100,11 @@ func run(n int, skipDirect bool) error {
 		}
 	}
 
-	operator, peakRSS, err := startOperator(cp, host)
+	operator, err := startOperator(cp, host)
 	if err != nil {
 		return err
 	}
-	defer operator()
+	defer operator.stop()
 
 	provider := &pipelinesv1beta1.Provider{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "kfp"},
 		Spec: pipelinesv1beta1.ProviderSpec{Image: host + "/bench/provider:v1", ServiceAccount: "kfp-provider",
@@ -114,6 +119,12 @@ func run(n int, skipDirect bool) error {
 		return fmt.Errorf("provider: %w", err)
 	}
 
+	// Measured from here: the Provider is Ready, its Tasks applied.
+	requestsBefore, err := operator.requests()
+	if err != nil {
+		return fmt.Errorf("reading the operator's metrics: %w", err)
+	}
+	cpuBefore := operator.cpuSeconds()
 	start := time.Now()
 	if err := parallel(n, func(i int) error {
 		return direct.Create(ctx, &pipelinesv1beta1.Pipeline{
@@ -161,6 +172,13 @@ func run(n int, skipDirect bool) error {
 		return err
 	}
 	toReady := time.Since(finishStart)
+	// Let the last status writes' watch events settle before counting.
+	time.Sleep(2 * time.Second)
+	requestsAfter, err := operator.requests()
+	if err != nil {
+		return fmt.Errorf("reading the operator's metrics: %w", err)
+	}
+	cpu := operator.cpuSeconds() - cpuBefore
 
 	fmt.Printf("pipelines:                   %d (operator: own process, client limit %d qps, 4 concurrent reconciles)\n", n, qps)
 	if !skipDirect {
@@ -174,7 +192,24 @@ func run(n int, skipDirect bool) error {
 	fmt.Println()
 	fmt.Printf("runs finished (status patched like Tekton) in %v; all Pipelines Ready %v after that\n",
 		finished.Round(time.Millisecond), toReady.Round(time.Millisecond))
-	fmt.Printf("operator peak RSS:           %d MiB\n", peakRSS()/1024)
+	fmt.Printf("operator peak RSS:           %d MiB\n", operator.peakRSS()/1024)
+	fmt.Printf("operator CPU:                %.1f s (%.2f ms per Pipeline)\n", cpu, 1000*cpu/float64(n))
+	var methods []string
+	writes, total := 0.0, 0.0
+	for m := range requestsAfter {
+		methods = append(methods, m)
+	}
+	sort.Strings(methods)
+	fmt.Printf("API requests per Pipeline:  ")
+	for _, m := range methods {
+		d := requestsAfter[m] - requestsBefore[m]
+		total += d
+		if m != "GET" {
+			writes += d
+		}
+		fmt.Printf(" %s %.2f", m, d/float64(n))
+	}
+	fmt.Printf("; writes %.2f, all %.2f (one create through Ready; GET counts gets, lists and watches)\n", writes/float64(n), total/float64(n))
 	return nil
 }
 
@@ -259,44 +294,113 @@ func waitFor(limit time.Duration, done func() (bool, error)) error {
 
 // startOperator builds cmd/operator and runs it against the control plane;
 // peakRSS reads its high-water mark (KiB) from /proc.
-func startOperator(cp *testenv.ControlPlane, registryHost string) (stop func(), peakRSS func() int, err error) {
+func startOperator(cp *testenv.ControlPlane, registryHost string) (*operatorProcess, error) {
 	dir, err := os.MkdirTemp("", "pipelines-bench")
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	bin := filepath.Join(dir, "operator")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/operator")
 	build.Dir = testenv.RepoRoot()
 	if out, err := build.CombinedOutput(); err != nil {
-		return nil, nil, fmt.Errorf("building the operator: %v: %s", err, out)
+		return nil, fmt.Errorf("building the operator: %v: %s", err, out)
 	}
 	kubeconfig, err := cp.AdminKubeconfig()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	kubeconfigPath := filepath.Join(dir, "kubeconfig")
 	if err := os.WriteFile(kubeconfigPath, kubeconfig, 0o600); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	cmd := exec.Command(bin, "--kubeconfig", kubeconfigPath, "--metrics-bind-address", "0", "--health-probe-bind-address", "127.0.0.1:0",
+	metricsAddr, err := freeLoopbackAddress()
+	if err != nil {
+		return nil, err
+	}
+	// Plain HTTP on loopback: the bench reads the operator's client request counters.
+	cmd := exec.Command(bin, "--kubeconfig", kubeconfigPath, "--metrics-bind-address", metricsAddr, "--metrics-insecure",
+		"--health-probe-bind-address", "127.0.0.1:0",
 		"--kube-api-qps", strconv.Itoa(qps), "--kube-api-burst", strconv.Itoa(2*qps), "--helper-image", registryHost+"/bench/provider:v1",
 		"--zap-log-level", "error")
 	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
 	if err := cmd.Start(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	peak := func() int {
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
-		if err != nil {
-			return 0
-		}
-		for _, line := range strings.Split(string(data), "\n") {
-			if strings.HasPrefix(line, "VmHWM:") {
-				kb, _ := strconv.Atoi(strings.Fields(line)[1])
-				return kb
-			}
-		}
+	op := &operatorProcess{pid: cmd.Process.Pid, metricsURL: "http://" + metricsAddr + "/metrics",
+		stop: func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); _ = os.RemoveAll(dir) }}
+	return op, nil
+}
+
+// operatorProcess is the operator under measurement.
+type operatorProcess struct {
+	pid        int
+	metricsURL string
+	stop       func()
+}
+
+// peakRSS is the process's VmHWM, in KiB.
+func (o *operatorProcess) peakRSS() int {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", o.pid))
+	if err != nil {
 		return 0
 	}
-	return func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); _ = os.RemoveAll(dir) }, peak, nil
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			kb, _ := strconv.Atoi(strings.Fields(line)[1])
+			return kb
+		}
+	}
+	return 0
+}
+
+// cpuSeconds is the process's user + system CPU time so far.
+func (o *operatorProcess) cpuSeconds() float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", o.pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	if len(fields) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseFloat(fields[11], 64)
+	stime, _ := strconv.ParseFloat(fields[12], 64)
+	const ticks = 100 // USER_HZ on Linux
+	return (utime + stime) / ticks
+}
+
+// requests are the operator's API requests so far, by HTTP method, from
+// client-go's rest_client_requests_total (every attempt, any answer).
+func (o *operatorProcess) requests() (map[string]float64, error) {
+	resp, err := http.Get(o.metricsURL)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(body), "\n") {
+		if !strings.HasPrefix(line, "rest_client_requests_total{") {
+			continue
+		}
+		_, rest, _ := strings.Cut(line, `method="`)
+		method, _, _ := strings.Cut(rest, `"`)
+		fields := strings.Fields(line)
+		v, _ := strconv.ParseFloat(fields[len(fields)-1], 64)
+		out[method] += v
+	}
+	return out, nil
+}
+
+func freeLoopbackAddress() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
 }
