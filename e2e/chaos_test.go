@@ -76,8 +76,8 @@ spec:
 	var handovers []time.Duration
 	for round := range rounds {
 		time.Sleep(10 * time.Second)
-		if round == rounds-1 {
-			patch(t, "Provider", ns, "flaky", `{"spec":{"parameters":{"fixture":{}}}}`)
+		if round == rounds/2 { // fixed midway: later kills land in its retries
+			patch(t, "Provider", ns, "flaky", `{"spec":{"parameters":{"fixture":{"*":null}}}}`) // JSON merge patch: null removes
 		}
 		old := currentLease(t)
 		killed := time.Now()

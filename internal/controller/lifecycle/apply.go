@@ -96,7 +96,7 @@ func (r *Reconciler[T]) startRun(ctx context.Context, obj T, o Observation, a Ac
 	var compile *compileRun
 	if op, _ := taskdef.Find(r.Kind.Name, a.Op); op.Compiles {
 		var err error
-		if compile, err = compileSettings(ctx, r.APIReader, o.WorkflowNamespace, o.Provider, r.CompileVolume); err != nil {
+		if compile, err = compileSettings(ctx, r.serviceAccounts(), o.WorkflowNamespace, o.Provider, r.CompileVolume); err != nil {
 			return err
 		}
 	}

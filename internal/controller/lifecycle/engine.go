@@ -118,6 +118,9 @@ type Reconciler[T Subject] struct {
 	configMapsOnce sync.Once
 	configMapCache *configMapReader
 
+	serviceAccountsOnce sync.Once
+	serviceAccountCache *serviceAccountReader
+
 	// expected holds, per resource UID, the run this controller created and
 	// the cache has not shown yet: until it does, the resource waits rather
 	// than acting on a view without it (which could start a second run or
