@@ -2,23 +2,26 @@
 
 package e2e
 
-// The chaos suite (issue #14, first part): the operator's leader is killed
-// with SIGKILL again and again while resources of several kinds are being
-// synchronised, some through a provider that fails until it is fixed. Run
-// on the local cluster with the operator installed by its chart (two
-// replicas, leader election):
+// The chaos suite (issue #14, first part): while resources of every kind
+// but RunConfiguration are being synchronised, some through a provider that
+// fails until it is fixed midway, one fault per round, in turn: (a) SIGKILL
+// the operator's leader, (b) SIGKILL kube-apiserver (the local cluster's
+// supervisor restarts it), (c) stop Tekton's controller for 30 s. Run on the
+// local cluster with the operator installed by its chart (two replicas,
+// leader election):
 //
 //	hack/cluster.sh exec env CHAOS_ROUNDS=5 CHAOS_PER_KIND=20 \
 //	  go test -tags e2e,chaos -run TestChaos -v ./e2e/
 //
-// It prints the figures (leader handover times) and checks the invariants
-// at the end; it never asserts a duration.
+// It prints the figures (leader handover, API downtime) and checks the
+// invariants at the end; it never asserts a duration.
 
 import (
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,7 +54,7 @@ func TestChaosLeaderKilledWhileSynchronising(t *testing.T) {
 	installProvider(t, ns, "kfp")
 	// Every operation takes a while, so kills land in the middle of them.
 	provider(t, ns, "slow", images["FIXTURE_PROVIDER_IMAGE"], `{"*": {"sleep": "2s"}}`)
-	// Fails every operation until it is fixed below: (d), retries across kills.
+	// (d) Fails every operation until it is fixed midway: its retries cross the other faults.
 	provider(t, ns, "flaky", images["FIXTURE_PROVIDER_IMAGE"], `{"*": {"error": "chaos: backend unavailable", "exitCode": 1}}`)
 	pipelineImage := images["FIXTURE_PIPELINE_IMAGE"]
 
@@ -73,23 +76,27 @@ spec:
 			ref{"RunSchedule", fmt.Sprintf("sched-%d", i)}, ref{"Run", fmt.Sprintf("run-%d", i)})
 	}
 
-	var handovers []time.Duration
+	var handovers, apiDowntimes []time.Duration
 	for round := range rounds {
 		time.Sleep(10 * time.Second)
-		if round == rounds/2 { // fixed midway: later kills land in its retries
+		if round == rounds/2 { // fixed midway: later faults land in its retries
 			patch(t, "Provider", ns, "flaky", `{"spec":{"parameters":{"fixture":{"*":null}}}}`) // JSON merge patch: null removes
 		}
-		old := currentLease(t)
-		killed := time.Now()
-		killLeader(t, old)
-		var next coordinationv1.Lease
-		waitFor(t, 3*time.Minute, "a new leader", func() (bool, string) {
-			next = currentLease(t)
-			return holder(next) != "" && holder(next) != holder(old), "holder " + holder(next)
-		})
-		handover := next.Spec.AcquireTime.Time.Sub(killed)
-		handovers = append(handovers, handover)
-		t.Logf("round %d: killed %s; %s leads %v later", round+1, holder(old), holder(next), handover.Round(100*time.Millisecond))
+		switch round % 3 {
+		case 0: // (a) SIGKILL the leader
+			handover := killLeaderAndWait(t)
+			handovers = append(handovers, handover)
+			t.Logf("round %d: leader killed; a new one led %v later", round+1, handover.Round(100*time.Millisecond))
+		case 1: // (b) SIGKILL kube-apiserver; the supervisor restarts it
+			down := restartAPIServer(t)
+			apiDowntimes = append(apiDowntimes, down)
+			t.Logf("round %d: kube-apiserver killed; it answered again %v later", round+1, down.Round(100*time.Millisecond))
+		case 2: // (c) stop Tekton's controller for a while
+			scaleTekton(t, 0)
+			time.Sleep(30 * time.Second)
+			scaleTekton(t, 1)
+			t.Logf("round %d: Tekton's controller stopped for 30 s", round+1)
+		}
 	}
 
 	waitFor(t, 15*time.Minute, "every resource Ready", func() (bool, string) {
@@ -103,7 +110,7 @@ spec:
 
 	// Invariants: at most one succeeded run per operation and version of a
 	// resource (deterministic names make a second impossible; this checks
-	// it held), and every resource carries the finalizer only while Ready.
+	// it held). Finalizers are checked by deleting everything below.
 	succeeded, attempts := 0, 0
 	for _, r := range refs {
 		seen := map[string]int{}
@@ -118,10 +125,79 @@ spec:
 		}
 		assert.NotZero(t, len(seen), "%s/%s has a succeeded run", r.kind, r.name)
 	}
-	sort.Slice(handovers, func(i, j int) bool { return handovers[i] < handovers[j] })
-	t.Logf("%d resources Ready after %d leader kills; %d PipelineRuns, %d succeeded; handover min %v, median %v, max %v",
-		len(refs), rounds, attempts, succeeded, handovers[0].Round(100*time.Millisecond),
-		handovers[len(handovers)/2].Round(100*time.Millisecond), handovers[len(handovers)-1].Round(100*time.Millisecond))
+	t.Logf("%d resources Ready after %d faults; %d PipelineRuns, %d succeeded; leader handover %s; API downtime %s",
+		len(refs), rounds, attempts, succeeded, spread(handovers), spread(apiDowntimes))
+
+	// Every resource deleted at once, the leader killed while their backend
+	// deletes run: each finalizer is released, and one still held says why.
+	for _, r := range refs {
+		remove(t, r.kind, ns, r.name)
+	}
+	time.Sleep(5 * time.Second)
+	handovers = append(handovers[:0], killLeaderAndWait(t))
+	deleted := time.Now()
+	waitFor(t, 10*time.Minute, "every resource deleted", func() (bool, string) {
+		for _, r := range refs {
+			if obj := get(t, r.kind, ns, r.name); obj != nil {
+				_, why := readyIs(obj, "False")
+				return false, fmt.Sprintf("%s/%s still held by %v: %s", r.kind, r.name, obj.GetFinalizers(), why)
+			}
+		}
+		return true, ""
+	})
+	t.Logf("%d resources deleted %v after a leader kill (handover %v)", len(refs),
+		time.Since(deleted).Round(time.Second), handovers[0].Round(100*time.Millisecond))
+}
+
+// spread is "min/median/max" of ds, or "-".
+func spread(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "-"
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	r := func(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) }
+	return fmt.Sprintf("min %v, median %v, max %v (%d)", r(ds[0]), r(ds[len(ds)/2]), r(ds[len(ds)-1]), len(ds))
+}
+
+// killLeaderAndWait kills the leader and returns the time until another
+// holder acquired the lease.
+func killLeaderAndWait(t *testing.T) time.Duration {
+	t.Helper()
+	old := currentLease(t)
+	killed := time.Now()
+	uid := podUID(t, holder(old))
+	killProcess(t, "operator", "cgroup", uid, strings.ReplaceAll(uid, "-", "_"))
+	var next coordinationv1.Lease
+	waitFor(t, 3*time.Minute, "a new leader", func() (bool, string) {
+		next = currentLease(t)
+		return holder(next) != "" && holder(next) != holder(old), "holder " + holder(next)
+	})
+	return next.Spec.AcquireTime.Time.Sub(killed)
+}
+
+// restartAPIServer asks the local cluster's supervisor to restart
+// kube-apiserver, kills it, and returns the time until it answered again.
+func restartAPIServer(t *testing.T) time.Duration {
+	t.Helper()
+	request := filepath.Join(root, "bin", "cluster", "restart", "kube-apiserver")
+	require.NoError(t, os.MkdirAll(filepath.Dir(request), 0o755))
+	require.NoError(t, os.WriteFile(request, nil, 0o644))
+	killed := time.Now()
+	killProcess(t, "kube-apiserver", "cmdline", filepath.Join(root, "bin", "cluster")) // not an envtest one
+	deadline := time.Now().Add(3 * time.Minute)
+	for time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+		if _, err := clientset.Discovery().ServerVersion(); err == nil {
+			return time.Since(killed)
+		}
+	}
+	t.Fatal("kube-apiserver did not answer again within 3 minutes")
+	return 0
+}
+
+func scaleTekton(t *testing.T, replicas int) {
+	t.Helper()
+	run(t, "kubectl", "scale", "-n", "tekton-pipelines", "deployment/tekton-pipelines-controller", "--replicas="+strconv.Itoa(replicas))
 }
 
 func currentLease(t *testing.T) coordinationv1.Lease {
@@ -138,14 +214,19 @@ func holder(l coordinationv1.Lease) string {
 	return *l.Spec.HolderIdentity
 }
 
-// killLeader sends SIGKILL to the operator process of the pod holding the
-// lease: found through its cgroup, which names the pod's UID.
-func killLeader(t *testing.T, lease coordinationv1.Lease) {
+// podUID is the UID of the operator pod a lease holder identity names.
+func podUID(t *testing.T, identity string) string {
 	t.Helper()
-	podName, _, _ := strings.Cut(holder(lease), "_")
+	podName, _, _ := strings.Cut(identity, "_")
 	var pod corev1.Pod
 	require.NoError(t, cl.Get(context.Background(), client.ObjectKey{Namespace: operatorNamespace, Name: podName}, &pod))
-	uid := string(pod.UID)
+	return string(pod.UID)
+}
+
+// killProcess sends SIGKILL to the process named comm whose /proc file
+// (cgroup: a pod's names its UID; cmdline) holds one of marks.
+func killProcess(t *testing.T, comm, file string, marks ...string) {
+	t.Helper()
 	entries, err := os.ReadDir("/proc")
 	require.NoError(t, err)
 	for _, e := range entries {
@@ -153,16 +234,16 @@ func killLeader(t *testing.T, lease coordinationv1.Lease) {
 		if err != nil {
 			continue
 		}
-		cgroup, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cgroup"))
-		if err != nil || !(strings.Contains(string(cgroup), uid) || strings.Contains(string(cgroup), strings.ReplaceAll(uid, "-", "_"))) {
+		name, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+		if strings.TrimSpace(string(name)) != comm {
 			continue
 		}
-		comm, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
-		if strings.TrimSpace(string(comm)) != "operator" {
+		text, err := os.ReadFile(filepath.Join("/proc", e.Name(), file))
+		if err != nil || !slices.ContainsFunc(marks, func(m string) bool { return strings.Contains(string(text), m) }) {
 			continue
 		}
 		require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
 		return
 	}
-	t.Fatalf("no operator process of pod %s (uid %s) found", podName, uid)
+	t.Fatalf("no %s process with %q in its %s", comm, marks, file)
 }

@@ -3,11 +3,18 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
 
 // TestCompilerCannotReachProviderSecrets: the compiler (tenant code: the
@@ -63,10 +70,15 @@ spec:
 				}
 				for _, v := range pod.Spec.Volumes {
 					assert.Nil(t, v.Projected, "%s: volume %s is a projected (token) volume", pod.Name, v.Name)
+					if v.PersistentVolumeClaim != nil {
+						definitionVolumeWrittenThroughFSGroup(t, ns, v.PersistentVolumeClaim.ClaimName)
+					}
 				}
+				assert.Empty(t, pod.Labels[taskdef.LabelCallsProvider], "%s: the provider service's NetworkPolicy does not admit it", pod.Name)
 				continue
 			}
 			providerPods++
+			assert.Equal(t, "true", pod.Labels[taskdef.LabelCallsProvider], "%s: Tekton copied the Task's label that admits it to a provider service", pod.Name)
 			for _, c := range pod.Spec.Containers {
 				assert.False(t, tenant[c.Name], "%s runs tenant code %s beside the provider", pod.Name, c.Name)
 				if c.Name == "step-provider" {
@@ -81,4 +93,23 @@ spec:
 	}
 	assert.Equal(t, 1, compilePods, "one compile pod")
 	assert.Equal(t, 1, providerPods, "one provider pod")
+}
+
+// definitionVolumeWrittenThroughFSGroup checks the definition's volume is
+// like a real CSI volume (a directory made root's, 0755, where a pod not
+// running as root cannot write) and that the kubelet gave it to the compile
+// pod's fsGroup: how the seal step, not root, wrote the definition.
+func definitionVolumeWrittenThroughFSGroup(t *testing.T, ns, claimName string) {
+	t.Helper()
+	var claim corev1.PersistentVolumeClaim
+	require.NoError(t, cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: claimName}, &claim))
+	var pv corev1.PersistentVolume
+	require.NoError(t, cl.Get(context.Background(), client.ObjectKey{Name: claim.Spec.VolumeName}, &pv))
+	require.NotNil(t, pv.Spec.Local, "%s is a local volume (the kubelet ignores fsGroup on hostPath ones)", pv.Name)
+	info, err := os.Stat(pv.Spec.Local.Path)
+	require.NoError(t, err)
+	st := info.Sys().(*syscall.Stat_t)
+	assert.EqualValues(t, 0, st.Uid, "made root's")
+	assert.EqualValues(t, taskdef.StepUser, st.Gid, "the kubelet gave it to the fsGroup")
+	assert.NotZero(t, info.Mode().Perm()&0o020, "group-writable: %v", info.Mode())
 }

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Gives namespace NS a PersistentVolumeClaim CLAIM bound to a volume of the
 # local cluster: a directory under the cluster's state (bin/cluster/volumes),
-# so `make cluster-down` removes it with everything else. The local cluster
-# has no dynamic provisioner; this is the one static volume a Tekton
-# provider's artifactsClaim needs. Runs inside the cluster's namespace.
+# so `make cluster-down` removes it with everything else: the one named,
+# retained volume a Tekton provider's artifactsClaim needs (the provisioner
+# of the "local" StorageClass makes per-claim volumes that go with their
+# claims). Runs inside the cluster's namespace.
 # Usage: hack/local-volume.sh NS CLAIM [SIZE]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -195,8 +195,14 @@ func stage(args []string, log io.Writer) error {
 	if *from == "" || *to == "" {
 		return errors.New("stage: --from and --to are required")
 	}
-	if *want != "" && !validDigest(*want) {
-		return fmt.Errorf("stage: --digest %q is not sha256:<64 hex digits>; the compile task reported no digest", *want)
+	// Sealing (--digest-result) reports a digest; copying checks one,
+	// always: an empty --digest (the compile task reported none) is
+	// refused, never taken as "do not check".
+	switch {
+	case *digestResult == "" && *want == "":
+		return errors.New("stage: --digest is empty: the compile task reported no digest of the definition, so it cannot be checked")
+	case *want != "" && !validDigest(*want):
+		return fmt.Errorf("stage: --digest %q is not sha256:<64 hex digits>", *want)
 	}
 	fd, err := syscall.Open(*from, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
@@ -247,11 +253,29 @@ func stage(args []string, log io.Writer) error {
 		return fmt.Errorf("stage: the definition at %s is not the one the compile task sealed: its digest is %s, the compile task reported %s", *from, digest, *want)
 	}
 	if *digestResult != "" {
-		if err := os.WriteFile(*digestResult, []byte(digest), 0o644); err != nil {
+		if err := writeFresh(*digestResult, digest); err != nil {
 			return fmt.Errorf("stage: writing the digest: %w", err)
 		}
 	}
 	_, err = fmt.Fprintf(log, "kfp-task: staged the pipeline definition at %s: %d bytes, %s\n", *to, n, digest)
+	return err
+}
+
+// writeFresh writes text to a new file at path, removing whatever was there
+// first: tenant steps share the results directory, and a link they left
+// there is unlinked, never written through.
+func writeFresh(path, text string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(text)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
 	return err
 }
 

@@ -124,16 +124,28 @@ func TestStageSealsAndVerifiesTheDefinition(t *testing.T) {
 	assert.ErrorContains(t, err, "not the one the compile task sealed")
 	assert.NoFileExists(t, filepath.Join(dir, "kfp", "other.yaml"), "a refused definition is not left for the provider")
 
-	for _, bad := range []string{"", "$(tasks.compile.results.definition-digest)", "sha256:XYZ", "sha256:" + strings.Repeat("A", 64)} {
-		if bad == "" {
-			continue
-		}
+	for _, bad := range []string{"$(tasks.compile.results.definition-digest)", "sha256:XYZ", "sha256:" + strings.Repeat("A", 64)} {
 		assert.ErrorContains(t, stage([]string{"--from", sealed, "--to", filepath.Join(dir, "kfp", "bad.yaml"), "--digest", bad}, &log), "not sha256:")
 	}
+	for _, unchecked := range [][]string{{"--digest", ""}, {}} {
+		args := append([]string{"--from", sealed, "--to", filepath.Join(dir, "kfp", "unchecked.yaml")}, unchecked...)
+		assert.ErrorContains(t, stage(args, &log), "no digest", "a copy with no digest to check is refused (%q)", unchecked)
+		assert.NoFileExists(t, filepath.Join(dir, "kfp", "unchecked.yaml"))
+	}
+
+	// A link a tenant step left at the digest's result path is replaced, never written through.
+	require.NoError(t, os.Remove(digestFile))
+	require.NoError(t, os.Symlink(victim, digestFile))
+	require.NoError(t, stage([]string{"--from", compiled, "--to", sealed, "--replace", "--digest-result", digestFile}, &log))
+	got, _ = os.ReadFile(victim)
+	assert.Equal(t, "untouched", string(got))
+	got, _ = os.ReadFile(digestFile)
+	assert.Equal(t, digest, string(got))
+
 	require.NoError(t, os.Remove(sealed))
 	require.NoError(t, os.Mkdir(sealed, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(sealed, "x"), nil, 0o644))
-	assert.ErrorContains(t, stage([]string{"--from", compiled, "--to", sealed, "--replace"}, &log), "cannot replace")
+	assert.ErrorContains(t, stage([]string{"--from", compiled, "--to", sealed, "--replace", "--digest-result", digestFile}, &log), "cannot replace")
 }
 
 func TestUnknownCommand(t *testing.T) {
@@ -175,25 +187,26 @@ func TestStageCopiesOnlyARegularFile(t *testing.T) {
 	from, to := filepath.Join(dir, "compile", "pipeline.yaml"), filepath.Join(dir, "kfp", "pipeline.yaml")
 	require.NoError(t, os.MkdirAll(filepath.Dir(from), 0o755))
 	require.NoError(t, os.WriteFile(from, []byte("definition"), 0o644))
+	sum := sha256.Sum256([]byte("definition"))
+	digest := "sha256:" + hex.EncodeToString(sum[:])
 	var log strings.Builder
-	require.NoError(t, stage([]string{"--from", from, "--to", to}, &log))
+	require.NoError(t, stage([]string{"--from", from, "--to", to, "--digest", digest}, &log))
 	got, err := os.ReadFile(to)
 	require.NoError(t, err)
 	assert.Equal(t, "definition", string(got))
-	sum := sha256.Sum256([]byte("definition"))
-	assert.Contains(t, log.String(), "10 bytes, sha256:"+hex.EncodeToString(sum[:]))
-	assert.ErrorContains(t, stage([]string{"--from", from, "--to", to}, &log), "exists", "an existing copy is never overwritten")
+	assert.Contains(t, log.String(), "10 bytes, "+digest)
+	assert.ErrorContains(t, stage([]string{"--from", from, "--to", to, "--digest", digest}, &log), "exists", "an existing copy is never overwritten")
 
 	secret := filepath.Join(dir, "token")
 	require.NoError(t, os.WriteFile(secret, []byte("token"), 0o600))
 	link := filepath.Join(dir, "compile", "link.yaml")
 	require.NoError(t, os.Symlink(secret, link))
-	assert.ErrorContains(t, stage([]string{"--from", link, "--to", filepath.Join(dir, "kfp", "b")}, &log), "symbolic link")
+	assert.ErrorContains(t, stage([]string{"--from", link, "--to", filepath.Join(dir, "kfp", "b"), "--digest", digest}, &log), "symbolic link")
 	assert.NoFileExists(t, filepath.Join(dir, "kfp", "b"))
 
-	assert.ErrorContains(t, stage([]string{"--from", filepath.Join(dir, "compile"), "--to", filepath.Join(dir, "kfp", "c")}, &log), "not a regular file")
-	assert.ErrorContains(t, stage([]string{"--from", filepath.Join(dir, "missing"), "--to", filepath.Join(dir, "kfp", "d")}, &log), "no compiled pipeline definition")
+	assert.ErrorContains(t, stage([]string{"--from", filepath.Join(dir, "compile"), "--to", filepath.Join(dir, "kfp", "c"), "--digest", digest}, &log), "not a regular file")
+	assert.ErrorContains(t, stage([]string{"--from", filepath.Join(dir, "missing"), "--to", filepath.Join(dir, "kfp", "d"), "--digest", digest}, &log), "no compiled pipeline definition")
 	empty := filepath.Join(dir, "compile", "empty")
 	require.NoError(t, os.WriteFile(empty, nil, 0o644))
-	assert.ErrorContains(t, stage([]string{"--from", empty, "--to", filepath.Join(dir, "kfp", "e")}, &log), "empty")
+	assert.ErrorContains(t, stage([]string{"--from", empty, "--to", filepath.Join(dir, "kfp", "e"), "--digest", digest}, &log), "empty")
 }

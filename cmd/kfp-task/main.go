@@ -9,7 +9,7 @@
 //
 //	kfp-task write --file /kfp/resource.json=KFP_RESOURCE [--file PATH=ENV ...]
 //	kfp-task exec --env-from /kfp/pipeline-config.yaml -- COMMAND ARGS...
-//	kfp-task stage --from FILE --to FILE [--replace] [--digest sha256:HEX] [--digest-result FILE]
+//	kfp-task stage --from FILE --to FILE [--replace] (--digest sha256:HEX | --digest-result FILE)
 //	kfp-task report --output /kfp/output.json --exit-code FILE --id-result FILE --error-result FILE
 //	kfp-task mkdir DIR...
 //	kfp-task KIND OPERATION --provider-config F --resource F --output F [--pipeline-definition F]

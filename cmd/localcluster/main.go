@@ -5,7 +5,7 @@
 //	    inside `unshare -n -m --propagation private`: the cluster, until SIGTERM
 //	localcluster image --base REF --file /DEST=SRC... [--entrypoint PATH] --push REF
 //	    build an image from host files on base and push it; prints REF@sha256:...
-//	localcluster provision-volumes --kubeconfig FILE --dir DIR
+//	localcluster provision-volumes --kubeconfig FILE --dir DIR --node NAME
 //	    inside the cluster (the supervisor starts it): the local StorageClass
 //	localcluster cleanup --netns 'net:[N]'
 //	    after a crash: kill what is left in that network namespace and the cluster's cgroups
@@ -80,15 +80,16 @@ func provisionVolumes(args []string) error {
 	fs := flag.NewFlagSet("provision-volumes", flag.ContinueOnError)
 	kubeconfig := fs.String("kubeconfig", "", "an admin kubeconfig")
 	dir := fs.String("dir", "", "where volumes' directories are made")
+	node := fs.String("node", "", "the node whose directories they are")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *kubeconfig == "" || *dir == "" {
-		return errors.New("provision-volumes: --kubeconfig and --dir are required")
+	if *kubeconfig == "" || *dir == "" || *node == "" {
+		return errors.New("provision-volumes: --kubeconfig, --dir and --node are required")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	return localcluster.ProvisionVolumes(ctx, *kubeconfig, *dir, log.New(os.Stderr, "volume-provisioner: ", log.Ltime))
+	return localcluster.ProvisionVolumes(ctx, *kubeconfig, *dir, *node, log.New(os.Stderr, "volume-provisioner: ", log.Ltime))
 }
 
 type fileFlags []string

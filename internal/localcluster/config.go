@@ -114,7 +114,7 @@ func Components(l Layout, n Network) []Component {
 		}, Ready: "https://127.0.0.1:10257/healthz"},
 		// The supervisor's own binary, serving the local StorageClass (provisioner.go).
 		{Name: "volume-provisioner", Args: []string{bin("localcluster"), "provision-volumes",
-			"--kubeconfig=" + l.Kubeconfig("admin"), "--dir=" + l.Path("volumes", "provisioned")}},
+			"--kubeconfig=" + l.Kubeconfig("admin"), "--dir=" + l.Path("volumes", "provisioned"), "--node=" + n.NodeName}},
 		{Name: "kube-scheduler", Args: []string{bin("kube-scheduler"),
 			"--kubeconfig=" + l.Kubeconfig("scheduler"),
 			"--authentication-kubeconfig=" + l.Kubeconfig("scheduler"), "--authorization-kubeconfig=" + l.Kubeconfig("scheduler"),

@@ -21,9 +21,11 @@ import (
 // The local cluster's one StorageClass, its default: claims of it get a
 // directory of the cluster's state (so `make cluster-down` removes them).
 // Tekton's volumeClaimTemplate workspaces (a pipeline compile hands its
-// definition to the provider's pod in one) need a dynamic provisioner, and
-// kube-controller-manager's hostPath provisioner makes directories pods of
-// other users cannot write.
+// definition to the provider's pod in one) need a dynamic provisioner.
+// Volumes are "local" volumes of root-owned 0755 directories: like a real
+// CSI volume, a pod not running as root writes to one only through its
+// fsGroup, which the kubelet applies to local volumes (it ignores it for
+// hostPath ones).
 const (
 	StorageClass = "local"
 	provisioner  = "kfp-tekton.local/volumes"
@@ -34,7 +36,7 @@ const (
 // ProvisionVolumes serves the local StorageClass until ctx ends: a pending
 // claim of it gets a volume bound to it, and a released volume is deleted
 // with its directory. It polls: a claim waits at most a second.
-func ProvisionVolumes(ctx context.Context, kubeconfig, dir string, logger *log.Logger) error {
+func ProvisionVolumes(ctx context.Context, kubeconfig, dir, node string, logger *log.Logger) error {
 	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return err
@@ -49,7 +51,7 @@ func ProvisionVolumes(ctx context.Context, kubeconfig, dir string, logger *log.L
 	for ctx.Err() == nil {
 		if err := ensureStorageClass(ctx, client); err != nil {
 			logger.Printf("storage class: %v", err)
-		} else if err := provisionOnce(ctx, client, dir, logger); err != nil {
+		} else if err := provisionOnce(ctx, client, dir, node, logger); err != nil {
 			logger.Printf("provisioning: %v", err)
 		}
 		select {
@@ -79,7 +81,7 @@ func ensureStorageClass(ctx context.Context, client kubernetes.Interface) error 
 	return err
 }
 
-func provisionOnce(ctx context.Context, client kubernetes.Interface, dir string, logger *log.Logger) error {
+func provisionOnce(ctx context.Context, client kubernetes.Interface, dir, node string, logger *log.Logger) error {
 	claims, err := client.CoreV1().PersistentVolumeClaims("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err
@@ -90,7 +92,7 @@ func provisionOnce(ctx context.Context, client kubernetes.Interface, dir string,
 			claim.Spec.StorageClassName == nil || *claim.Spec.StorageClassName != StorageClass || claim.DeletionTimestamp != nil {
 			continue
 		}
-		if err := provision(ctx, client, dir, claim); err != nil {
+		if err := provision(ctx, client, dir, node, claim); err != nil {
 			return err
 		}
 		logger.Printf("provisioned a volume for %s/%s", claim.Namespace, claim.Name)
@@ -115,14 +117,10 @@ func provisionOnce(ctx context.Context, client kubernetes.Interface, dir string,
 // crash finds the volume it made.
 func volumeName(claim *corev1.PersistentVolumeClaim) string { return "local-" + string(claim.UID) }
 
-func provision(ctx context.Context, client kubernetes.Interface, dir string, claim *corev1.PersistentVolumeClaim) error {
+func provision(ctx context.Context, client kubernetes.Interface, dir, node string, claim *corev1.PersistentVolumeClaim) error {
 	name := volumeName(claim)
 	path := filepath.Join(dir, name)
 	if err := os.MkdirAll(path, 0o755); err != nil {
-		return err
-	}
-	// Pods write as users of their images' choosing.
-	if err := os.Chmod(path, 0o777); err != nil {
 		return err
 	}
 	size := claim.Spec.Resources.Requests[corev1.ResourceStorage]
@@ -135,7 +133,10 @@ func provision(ctx context.Context, client kubernetes.Interface, dir string, cla
 			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimDelete,
 			StorageClassName:              StorageClass,
 			VolumeMode:                    claim.Spec.VolumeMode,
-			PersistentVolumeSource:        corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: path}},
+			PersistentVolumeSource:        corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: path}},
+			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{node}}},
+			}}}},
 			ClaimRef: &corev1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1",
 				Namespace: claim.Namespace, Name: claim.Name, UID: claim.UID},
 		},
@@ -150,8 +151,8 @@ func provision(ctx context.Context, client kubernetes.Interface, dir string, cla
 }
 
 func release(ctx context.Context, client kubernetes.Interface, dir string, pv *corev1.PersistentVolume) error {
-	if hp := pv.Spec.HostPath; hp != nil && strings.HasPrefix(hp.Path, dir+string(filepath.Separator)) {
-		if err := os.RemoveAll(hp.Path); err != nil {
+	if lv := pv.Spec.Local; lv != nil && strings.HasPrefix(lv.Path, dir+string(filepath.Separator)) {
+		if err := os.RemoveAll(lv.Path); err != nil {
 			return err
 		}
 	}

@@ -71,12 +71,55 @@ func (s *Supervisor) Run(ctx context.Context, images BaseImages) (err error) {
 	if err := os.WriteFile(l.Path("ready"), []byte(time.Since(started).String()+"\n"), 0o644); err != nil {
 		return err
 	}
-	select {
-	case <-ctx.Done():
-		return nil
-	case p := <-died:
-		return fmt.Errorf("%s exited (%v); see %s", p.Name, p.err, s.logPath(p.Name))
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case p := <-died:
+			if !s.restartRequested(p.Name) {
+				return fmt.Errorf("%s exited (%v); see %s", p.Name, p.err, s.logPath(p.Name))
+			}
+			if err := s.restart(ctx, p, died); err != nil {
+				return err
+			}
+		}
 	}
+}
+
+// RestartRequest is the file that makes the supervisor start component
+// name again when it next exits, instead of stopping the cluster: how the
+// chaos suite restarts kube-apiserver. Each request serves one exit.
+func (l Layout) RestartRequest(name string) string { return l.Path("restart", name) }
+
+func (s *Supervisor) restartRequested(name string) bool {
+	return os.Remove(s.Layout.RestartRequest(name)) == nil
+}
+
+// restart starts p's component again in p's place (stop order is kept) and
+// waits until it is ready.
+func (s *Supervisor) restart(ctx context.Context, p *process, died chan<- *process) error {
+	started := time.Now()
+	q, err := s.start(p.Component, died)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	for i, r := range s.running {
+		if r == p {
+			s.running[i] = q
+			s.running = s.running[:len(s.running)-1] // start appended q
+			break
+		}
+	}
+	s.mu.Unlock()
+	if err := s.waitReady(ctx, q, 120*time.Second); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopping: not a failed restart
+		}
+		return err
+	}
+	s.Log.Printf("%s exited (%v) and was restarted as asked; ready after %.1fs", p.Name, p.err, time.Since(started).Seconds())
+	return nil
 }
 
 func (s *Supervisor) writeConfig() error {

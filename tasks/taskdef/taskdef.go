@@ -87,6 +87,11 @@ const (
 	ManagedBy      = "kfp-tekton-operator"
 	LabelKind      = "pipelines.kubeflow.org/task-kind"
 	LabelOperation = "pipelines.kubeflow.org/task-operation"
+	// LabelCallsProvider marks the Tasks whose pods call the provider
+	// (Tekton copies a Task's labels to its TaskRuns' pods): a provider
+	// service admits only pods carrying it, never the compile pod's tenant
+	// code.
+	LabelCallsProvider = "pipelines.kubeflow.org/calls-provider"
 )
 
 // resultsBudget is how many bytes of a step's termination message the
@@ -197,7 +202,7 @@ func operationTask(op Operation) *tektonv1.Task {
 			providerMount))
 	return &tektonv1.Task{
 		TypeMeta:   metav1.TypeMeta{APIVersion: tektonv1.SchemeGroupVersion.String(), Kind: "Task"},
-		ObjectMeta: taskMeta(op.TaskName(), op.Kind, op.Operation),
+		ObjectMeta: callsProvider(taskMeta(op.TaskName(), op.Kind, op.Operation)),
 		Spec: tektonv1.TaskSpec{
 			Description: op.What,
 			Params:      params,
@@ -278,12 +283,25 @@ func taskMeta(name, kind, operation string) metav1.ObjectMeta {
 	}}
 }
 
+func callsProvider(meta metav1.ObjectMeta) metav1.ObjectMeta {
+	meta.Labels[LabelCallsProvider] = "true"
+	return meta
+}
+
+// ProviderCallers selects the pods of the Tasks that call the provider.
+func ProviderCallers() map[string]string {
+	return map[string]string{LabelManagedBy: ManagedBy, LabelCallsProvider: "true"}
+}
+
+// StepUser is the user every step runs as (the images' "nonroot").
+const StepUser int64 = 65532
+
 // restricted is every step's security context: Pod Security "restricted"
 // (no root, no privilege escalation, no capabilities).
 func restricted() *tektonv1.StepTemplate {
 	return &tektonv1.StepTemplate{SecurityContext: &corev1.SecurityContext{
 		RunAsNonRoot:             ptr.To(true),
-		RunAsUser:                ptr.To[int64](65532),
+		RunAsUser:                ptr.To(StepUser),
 		AllowPrivilegeEscalation: ptr.To(false),
 		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},

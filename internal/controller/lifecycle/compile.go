@@ -29,7 +29,8 @@ var DefaultCompileVolumeSize = resource.MustParse("64Mi")
 
 // autoCleanupPVC asks Tekton to delete a run's volumeClaimTemplate claims
 // when the run ends (honoured when Tekton's coschedule is "workspaces", its
-// default); otherwise the claim goes with the PipelineRun.
+// default); otherwise a claim is deleted with its PipelineRun (Tekton makes
+// the run the claim's owner), when the run is pruned.
 const autoCleanupPVC = "tekton.dev/auto-cleanup-pvc"
 
 // compileRun is what a compiling operation's run needs beyond its params.
@@ -68,7 +69,9 @@ func definitionWorkspace(v CompileVolume) tektonv1.WorkspaceBinding {
 }
 
 // compileTaskRunSpec runs the compile task as the compiler account, with
-// no token mounted: tenant code gets no identity in the cluster.
+// no token mounted: tenant code gets no identity in the cluster. Its fsGroup
+// is the steps' user, so the seal step (not root) can write the definition
+// to a fresh volume, whose root a provisioner makes root's, 0755.
 func compileTaskRunSpec(c *compileRun) tektonv1.PipelineTaskRunSpec {
 	return tektonv1.PipelineTaskRunSpec{
 		PipelineTaskName:   taskdef.CompilePipelineTask,
@@ -76,6 +79,10 @@ func compileTaskRunSpec(c *compileRun) tektonv1.PipelineTaskRunSpec {
 		PodTemplate: &pod.Template{
 			AutomountServiceAccountToken: ptr.To(false),
 			ImagePullSecrets:             c.pullSecrets,
+			SecurityContext: &corev1.PodSecurityContext{
+				FSGroup:             ptr.To(taskdef.StepUser),
+				FSGroupChangePolicy: ptr.To(corev1.FSGroupChangeOnRootMismatch),
+			},
 		},
 	}
 }

@@ -73,6 +73,9 @@ func TestPipelineLifecycle(t *testing.T) {
 		if assert.NotNil(t, spec.PodTemplate) && assert.NotNil(t, spec.PodTemplate.AutomountServiceAccountToken) {
 			assert.False(t, *spec.PodTemplate.AutomountServiceAccountToken)
 			assert.Equal(t, []corev1.LocalObjectReference{{Name: "registry-credentials"}}, spec.PodTemplate.ImagePullSecrets)
+			if assert.NotNil(t, spec.PodTemplate.SecurityContext) && assert.NotNil(t, spec.PodTemplate.SecurityContext.FSGroup) {
+				assert.Equal(t, taskdef.StepUser, *spec.PodTemplate.SecurityContext.FSGroup, "the seal step (not root) writes to the fresh volume")
+			}
 		}
 	}
 	if assert.Len(t, pr.Spec.Workspaces, 1) && assert.NotNil(t, pr.Spec.Workspaces[0].VolumeClaimTemplate) {

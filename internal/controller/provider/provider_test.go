@@ -215,6 +215,13 @@ func TestWorkflowNamespaceHoldsEveryProvidersTasks(t *testing.T) {
 	assert.Equal(t, workflows, p.Status.WorkflowNamespace)
 	assert.NotEmpty(t, sharedTasks(t, workflows))
 	assert.Empty(t, sharedTasks(t, ns), "nothing in the Provider's own namespace")
+
+	// The platform engineer takes the mark away: the Provider is refused
+	// again without anything touching it (re-checked every RetryAfter).
+	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(sa), sa))
+	sa.Annotations = map[string]string{provider.AnnotationProviders: "other/kfp"}
+	require.NoError(t, cp.Client.Update(ctx, sa))
+	eventuallyReady(t, p, metav1.ConditionFalse, pipelinesv1beta1.ReasonServiceAccountNotAllowed)
 }
 
 func TestProblemsAreReportedWithAReason(t *testing.T) {

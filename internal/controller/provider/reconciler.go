@@ -138,8 +138,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// Tekton's flags are not watched: a fixed flag is noticed at the next retry.
 	case o.tasksErr != nil, o.serviceAccountErr != nil, o.imageErr != nil, o.podSecurity != "", o.serviceErr != nil, o.serviceNotReady != "":
 		return ctrl.Result{RequeueAfter: r.retryAfter()}, nil
+	case r.runsAsMarkedAccount(p):
+		// Service accounts are not watched (that would mean reading every
+		// account of the shared namespace): a mark the platform engineer
+		// removes is found at the next check, within RetryAfter.
+		return ctrl.Result{RequeueAfter: r.retryAfter()}, nil
 	}
 	return ctrl.Result{}, nil
+}
+
+// runsAsMarkedAccount says whether p runs as an account of the shared
+// workflow namespace that is marked for it (AnnotationProviders).
+func (r *Reconciler) runsAsMarkedAccount(p *pipelinesv1beta1.Provider) bool {
+	return r.WorkflowNamespace != "" && p.Namespace != r.WorkflowNamespace
 }
 
 func (r *Reconciler) tektonNamespace() string {

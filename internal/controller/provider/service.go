@@ -107,11 +107,12 @@ func restricted(user *int64) *corev1.SecurityContext {
 	}
 }
 
-// serviceAccessPolicy admits to the service's API only pods of its own
-// namespace (the shared Tasks' provider steps): the provider-service API
-// has no authentication of its own, and acts with the Provider's backend
-// credentials. (Enforced where the cluster's network plugin enforces
-// NetworkPolicies.)
+// serviceAccessPolicy admits to the service's API only the pods of the
+// shared Tasks that call the provider, in the service's own namespace: the
+// provider-service API has no authentication of its own and acts with the
+// Provider's backend credentials, so neither the compile pod (tenant code)
+// nor any other pod of the namespace may reach it. (Enforced where the
+// cluster's network plugin enforces NetworkPolicies.)
 func serviceAccessPolicy(p *pipelinesv1beta1.Provider, meta metav1.ObjectMeta, selector map[string]string) *networkingv1.NetworkPolicy {
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
@@ -120,7 +121,7 @@ func serviceAccessPolicy(p *pipelinesv1beta1.Provider, meta metav1.ObjectMeta, s
 			PodSelector: metav1.LabelSelector{MatchLabels: selector},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
 			Ingress: []networkingv1.NetworkPolicyIngressRule{{
-				From:  []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{}}},
+				From:  []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: taskdef.ProviderCallers()}}},
 				Ports: []networkingv1.NetworkPolicyPort{{Port: ptr.To(intstr.FromInt32(ServicePort))}},
 			}},
 		},

@@ -18,11 +18,13 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/registry"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
 
 // serviceDeployment is the only provider-service Deployment in ns.
@@ -93,6 +95,13 @@ func TestAProviderServiceRunsAsADeployment(t *testing.T) {
 	assert.Equal(t, d.Spec.Selector.MatchLabels, policy.Spec.PodSelector.MatchLabels)
 	require.Len(t, policy.Spec.Ingress, 1)
 	assert.Nil(t, policy.Spec.Ingress[0].From[0].NamespaceSelector, "its own namespace only")
+	callers, err := metav1.LabelSelectorAsSelector(policy.Spec.Ingress[0].From[0].PodSelector)
+	require.NoError(t, err)
+	for _, task := range taskdef.Tasks() { // Tekton copies a Task's labels to its pods
+		assert.Equal(t, task.Name != taskdef.CompileTaskName, callers.Matches(labels.Set(task.Labels)),
+			"pods of %s admitted (only the compile pod, tenant code, is not)", task.Name)
+	}
+	assert.False(t, callers.Matches(labels.Set{"app": "anything-else"}), "other pods of the namespace are not admitted")
 	assert.EqualValues(t, 8080, policy.Spec.Ingress[0].Ports[0].Port.IntVal)
 
 	// No kubelet here: the Deployment never becomes available, and the Provider says so.

@@ -31,8 +31,35 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 {{- end -}}
 
-{{- /* The operator's rights in one workflow namespace, as generated. The
-provider chart grants the same rules in a provider namespace. */ -}}
+{{- /* The operator's rights in the shared workflow namespace: the generated
+workflow-namespace rules, with writes to service accounts narrowed to the
+compiler account (kfp-tekton-compiler, tasks/taskdef), which the operator
+applies and deletes (create cannot be narrowed by name). Reads stay
+namespace-wide: any account there may be marked for a Provider. The provider
+chart narrows the same rules further in a provider namespace. */ -}}
+{{- define "kfp-tekton-operator.workflowRules" -}}
+{{- $rules := list -}}
+{{- range $rule := include "kfp-tekton-operator.generatedRules" (dict "root" . "scope" "workflow-namespace") | fromYamlArray -}}
+{{- if and (eq (toJson $rule.apiGroups) "[\"\"]") (has "serviceaccounts" $rule.resources) -}}
+{{- $others := without $rule.resources "serviceaccounts" -}}
+{{- if $others -}}
+{{- $rules = append $rules (dict "apiGroups" $rule.apiGroups "resources" $others "verbs" $rule.verbs) -}}
+{{- end -}}
+{{- range $verb := $rule.verbs -}}
+{{- $byVerb := dict "apiGroups" $rule.apiGroups "resources" (list "serviceaccounts") "verbs" (list $verb) -}}
+{{- if and (ne $verb "get") (ne $verb "create") -}}
+{{- $_ := set $byVerb "resourceNames" (list "kfp-tekton-compiler") -}}
+{{- end -}}
+{{- $rules = append $rules $byVerb -}}
+{{- end -}}
+{{- else -}}
+{{- $rules = append $rules $rule -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $rules | trimSuffix "\n" -}}
+{{- end -}}
+
+{{- /* The operator's rights in one workflow namespace. */ -}}
 {{- define "kfp-tekton-operator.workflowRole" -}}
 apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
@@ -42,7 +69,7 @@ metadata:
   labels:
     {{- include "kfp-tekton-operator.labels" .root | nindent 4 }}
 rules:
-  {{- include "kfp-tekton-operator.generatedRules" (dict "root" .root "scope" "workflow-namespace") | nindent 2 }}
+  {{- include "kfp-tekton-operator.workflowRules" .root | nindent 2 }}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
