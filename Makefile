@@ -77,7 +77,7 @@ fuzz: ## Run every fuzz target briefly (findings land in testdata/fuzz; go test 
 	go test ./internal/runcompletion -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 10s
 
 .PHONY: bench-cluster
-chaos: ## The chaos suite on the running local cluster (leader kills; CHAOS_ROUNDS, CHAOS_PER_KIND); run after make demo.
+chaos: ## The chaos suite on the running local cluster (leader kills, kube-apiserver restarts, Tekton stopped; CHAOS_ROUNDS, CHAOS_PER_KIND); run after make demo.
 	./hack/cluster.sh exec env GOPROXY=off GOFLAGS=-mod=readonly CHAOS_ROUNDS=$${CHAOS_ROUNDS:-3} CHAOS_PER_KIND=$${CHAOS_PER_KIND:-8} \
 	  go test -tags e2e,chaos -count=1 -timeout 60m -run TestChaos -v ./e2e/
 

@@ -48,7 +48,7 @@ func envInt(name string, def int) int {
 	return def
 }
 
-func TestChaosLeaderKilledWhileSynchronising(t *testing.T) {
+func TestChaosFaultsWhileSynchronising(t *testing.T) {
 	rounds, perKind := envInt("CHAOS_ROUNDS", 3), envInt("CHAOS_PER_KIND", 8)
 	ns := namespace(t, "e2e-chaos")
 	installProvider(t, ns, "kfp")
