@@ -7,6 +7,8 @@ CONTROLLER_GEN := $(BIN)/controller-gen
 HELM := $(BIN)/helm
 OPERATOR_CHART := config/helm/kfp-tekton-operator
 PROVIDER_CHART := config/helm/kfp-tekton-provider
+# How long make fuzz runs each fuzz target.
+FUZZTIME ?= 10s
 export KUBEBUILDER_ASSETS := $(BIN)
 
 .PHONY: help
@@ -60,21 +62,25 @@ bench: envtest-assets ## Run the benchmarks and print their figures.
 	go run ./bench/pipelines -pipelines 1000
 
 .PHONY: fuzz
-fuzz: ## Run every fuzz target briefly (findings land in testdata/fuzz; go test ./... runs the seeds).
-	go test ./cmd/prgen/release -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 10s
-	go test ./cmd/prgen/release -run '^$$' -fuzz '^FuzzSelect$$' -fuzztime 10s
-	go test ./internal/cronspec -run '^$$' -fuzz '^FuzzValidate$$' -fuzztime 10s
-	go test ./cmd/kfp-task -run '^$$' -fuzz '^FuzzWrite$$' -fuzztime 10s
-	go test ./cmd/kfp-task -run '^$$' -fuzz '^FuzzReport$$' -fuzztime 10s
-	go test ./cmd/kfp-task -run '^$$' -fuzz '^FuzzTruncateEscaped$$' -fuzztime 10s
-	go test ./internal/contract -run '^$$' -fuzz '^FuzzParamRoundTrip$$' -fuzztime 10s
-	go test ./internal/contract -run '^$$' -fuzz '^FuzzDecodeParam$$' -fuzztime 10s
-	go test ./internal/kfpir -run '^$$' -fuzz '^FuzzParseCompile$$' -fuzztime 10s
-	go test ./internal/artifactpath -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 10s
-	go test ./internal/naming -run '^$$' -fuzz '^FuzzName$$' -fuzztime 10s
-	go test ./internal/naming -run '^$$' -fuzz '^FuzzCompact$$' -fuzztime 10s
-	go test ./internal/naming -run '^$$' -fuzz '^FuzzLabelValue$$' -fuzztime 10s
-	go test ./internal/runcompletion -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 10s
+fuzz: ## Run every fuzz target briefly (FUZZTIME each, 10s) (findings land in testdata/fuzz; go test ./... runs the seeds).
+	go test ./cmd/prgen/release -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	go test ./cmd/prgen/release -run '^$$' -fuzz '^FuzzSelect$$' -fuzztime $(FUZZTIME)
+	go test ./internal/cronspec -run '^$$' -fuzz '^FuzzValidate$$' -fuzztime $(FUZZTIME)
+	go test ./cmd/kfp-task -run '^$$' -fuzz '^FuzzWrite$$' -fuzztime $(FUZZTIME)
+	go test ./cmd/kfp-task -run '^$$' -fuzz '^FuzzReport$$' -fuzztime $(FUZZTIME)
+	go test ./cmd/kfp-task -run '^$$' -fuzz '^FuzzTruncateEscaped$$' -fuzztime $(FUZZTIME)
+	go test ./internal/contract -run '^$$' -fuzz '^FuzzParamRoundTrip$$' -fuzztime $(FUZZTIME)
+	go test ./internal/contract -run '^$$' -fuzz '^FuzzDecodeParam$$' -fuzztime $(FUZZTIME)
+	go test ./internal/kfpir -run '^$$' -fuzz '^FuzzParseCompile$$' -fuzztime $(FUZZTIME)
+	go test ./internal/artifactpath -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	go test ./internal/naming -run '^$$' -fuzz '^FuzzName$$' -fuzztime $(FUZZTIME)
+	go test ./internal/naming -run '^$$' -fuzz '^FuzzCompact$$' -fuzztime $(FUZZTIME)
+	go test ./internal/naming -run '^$$' -fuzz '^FuzzLabelValue$$' -fuzztime $(FUZZTIME)
+	go test ./internal/runcompletion -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
+	go test ./internal/controller/lifecycle -run '^$$' -fuzz '^FuzzProviderKey$$' -fuzztime $(FUZZTIME)
+	go test ./internal/controller/lifecycle -run '^$$' -fuzz '^FuzzObservePipeline$$' -fuzztime $(FUZZTIME)
+	go test ./internal/controller/lifecycle -run '^$$' -fuzz '^FuzzArtifactRepository$$' -fuzztime $(FUZZTIME)
+	go test ./internal/controller/runconfiguration -run '^$$' -fuzz '^FuzzPinPipeline$$' -fuzztime $(FUZZTIME)
 
 .PHONY: bench-cluster
 chaos: ## The chaos suite on the running local cluster (leader kills, kube-apiserver restarts, Tekton stopped; CHAOS_ROUNDS, CHAOS_PER_KIND); run after make demo.

@@ -145,7 +145,7 @@ spec:
 		}
 		return true, ""
 	})
-	t.Logf("%d resources deleted %v after a leader kill (handover %v)", len(refs),
+	t.Logf("%d resources deleted %v after a new leader took over (handover %v)", len(refs),
 		time.Since(deleted).Round(time.Second), handovers[0].Round(100*time.Millisecond))
 }
 

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +14,15 @@ import (
 //
 //	func TestMain(m *testing.M) { os.Exit(testenv.RunTests(m, &cp)) }
 func RunTests(m M, cp **ControlPlane) int {
+	// Fuzzing (go test -fuzz, the coordinator and its workers) runs only a
+	// fuzz target, which needs no control plane: starting one per worker
+	// process would leave the fuzzer no time to fuzz.
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	if f := flag.Lookup("test.fuzz"); f != nil && f.Value.String() != "" {
+		return m.Run()
+	}
 	started, err := Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "control plane:", err)
