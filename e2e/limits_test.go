@@ -68,3 +68,45 @@ spec: {provider: kfp, image: %s, framework: {name: fixture}}
 	})
 	assert.Empty(t, runsOf(t, ns, "Run", "too-large"), "no PipelineRun for an operation that cannot start")
 }
+
+// TestLongestProviderNameEndToEnd: a Provider named with all 253 characters
+// a name may have serves a Pipeline (compiled), an Experiment and a Run on
+// the node, from create to backend delete: its runs carry the name shortened
+// in their label and whole in their annotation.
+func TestLongestProviderNameEndToEnd(t *testing.T) {
+	ns := namespace(t, "e2e-longname")
+	installProvider(t, ns, "kfp") // its chart makes the kfp-provider account and the operator's rights
+	segment := strings.Repeat("p", 62)
+	name := strings.Join([]string{"a" + segment, "b" + segment, "c" + segment, "d" + strings.Repeat("p", 60)}, ".")
+	require.Len(t, name, 253)
+	provider(t, ns, name, images["FIXTURE_PROVIDER_IMAGE"], "")
+	create(t, ns, fmt.Sprintf("kind: Pipeline\nmetadata: {name: long}\nspec: {provider: %s, image: %s, framework: {name: fixture}}\n",
+		name, images["FIXTURE_PIPELINE_IMAGE"]))
+	create(t, ns, fmt.Sprintf("kind: Experiment\nmetadata: {name: long}\nspec: {provider: %s, description: long}\n", name))
+	create(t, ns, fmt.Sprintf("kind: Run\nmetadata: {name: long}\nspec: {provider: %s, pipeline: long}\n", name))
+	kinds := []string{"Pipeline", "Experiment", "Run"}
+	for _, kind := range kinds {
+		waitFor(t, syncTimeout, kind+" synchronised", func() (bool, string) { return synchronised(get(t, kind, ns, "long")) })
+		for _, pr := range runsOf(t, ns, kind, "long") {
+			label := pr.Labels["pipelines.kubeflow.org/provider"]
+			assert.LessOrEqual(t, len(label), 63, "%s: label %q", pr.Name, label)
+			assert.NotEmpty(t, label, pr.Name)
+			assert.Equal(t, ns+"/"+name, pr.Annotations["pipelines.kubeflow.org/provider"], pr.Name)
+		}
+	}
+	for _, kind := range kinds {
+		remove(t, kind, ns, "long")
+	}
+	for _, kind := range kinds {
+		waitFor(t, syncTimeout, kind+" deleted from the backend and gone", func() (bool, string) {
+			obj := get(t, kind, ns, "long")
+			if obj == nil {
+				return true, ""
+			}
+			_, why := readyIs(obj, "False")
+			return false, why
+		})
+	}
+	remove(t, "Provider", ns, name)
+	waitFor(t, syncTimeout, "Provider gone", func() (bool, string) { return get(t, "Provider", ns, name) == nil, "still there" })
+}
