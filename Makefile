@@ -11,6 +11,26 @@ PROVIDER_CHART := config/helm/kfp-tekton-provider
 # duration, since Go 1.26's fuzzer can fail a target with "context deadline
 # exceeded" when a duration ends (go.dev/issue/75804, fixed in Go 1.27).
 FUZZTIME ?= 5000x
+# Every fuzz target, PACKAGE:TARGET.
+FUZZ_TARGETS := \
+  ./cmd/prgen/release:FuzzParse \
+  ./cmd/prgen/release:FuzzSelect \
+  ./internal/cronspec:FuzzValidate \
+  ./cmd/kfp-task:FuzzWrite \
+  ./cmd/kfp-task:FuzzReport \
+  ./cmd/kfp-task:FuzzTruncateEscaped \
+  ./internal/contract:FuzzParamRoundTrip \
+  ./internal/contract:FuzzDecodeParam \
+  ./internal/kfpir:FuzzParseCompile \
+  ./internal/artifactpath:FuzzParse \
+  ./internal/naming:FuzzName \
+  ./internal/naming:FuzzCompact \
+  ./internal/naming:FuzzLabelValue \
+  ./internal/runcompletion:FuzzDecode \
+  ./internal/controller/lifecycle:FuzzProviderKey \
+  ./internal/controller/lifecycle:FuzzObservePipeline \
+  ./internal/controller/lifecycle:FuzzArtifactRepository \
+  ./internal/controller/runconfiguration:FuzzPinPipeline
 export KUBEBUILDER_ASSETS := $(BIN)
 
 .PHONY: help
@@ -65,24 +85,10 @@ bench: envtest-assets ## Run the benchmarks and print their figures.
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target briefly (FUZZTIME executions each, 5000x) (findings land in testdata/fuzz; go test ./... runs the seeds).
-	go test ./cmd/prgen/release -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
-	go test ./cmd/prgen/release -run '^$$' -fuzz '^FuzzSelect$$' -fuzztime $(FUZZTIME)
-	go test ./internal/cronspec -run '^$$' -fuzz '^FuzzValidate$$' -fuzztime $(FUZZTIME)
-	go test ./cmd/kfp-task -run '^$$' -fuzz '^FuzzWrite$$' -fuzztime $(FUZZTIME)
-	go test ./cmd/kfp-task -run '^$$' -fuzz '^FuzzReport$$' -fuzztime $(FUZZTIME)
-	go test ./cmd/kfp-task -run '^$$' -fuzz '^FuzzTruncateEscaped$$' -fuzztime $(FUZZTIME)
-	go test ./internal/contract -run '^$$' -fuzz '^FuzzParamRoundTrip$$' -fuzztime $(FUZZTIME)
-	go test ./internal/contract -run '^$$' -fuzz '^FuzzDecodeParam$$' -fuzztime $(FUZZTIME)
-	go test ./internal/kfpir -run '^$$' -fuzz '^FuzzParseCompile$$' -fuzztime $(FUZZTIME)
-	go test ./internal/artifactpath -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
-	go test ./internal/naming -run '^$$' -fuzz '^FuzzName$$' -fuzztime $(FUZZTIME)
-	go test ./internal/naming -run '^$$' -fuzz '^FuzzCompact$$' -fuzztime $(FUZZTIME)
-	go test ./internal/naming -run '^$$' -fuzz '^FuzzLabelValue$$' -fuzztime $(FUZZTIME)
-	go test ./internal/runcompletion -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
-	go test ./internal/controller/lifecycle -run '^$$' -fuzz '^FuzzProviderKey$$' -fuzztime $(FUZZTIME)
-	go test ./internal/controller/lifecycle -run '^$$' -fuzz '^FuzzObservePipeline$$' -fuzztime $(FUZZTIME)
-	go test ./internal/controller/lifecycle -run '^$$' -fuzz '^FuzzArtifactRepository$$' -fuzztime $(FUZZTIME)
-	go test ./internal/controller/runconfiguration -run '^$$' -fuzz '^FuzzPinPipeline$$' -fuzztime $(FUZZTIME)
+	@for target in $(FUZZ_TARGETS); do \
+	  echo "go test $${target%%:*} -fuzz $${target##*:} -fuzztime $(FUZZTIME)"; \
+	  go test $${target%%:*} -run '^$$' -fuzz "^$${target##*:}$$" -fuzztime $(FUZZTIME) || exit 1; \
+	done
 
 .PHONY: bench-cluster
 chaos: ## The chaos suite on the running local cluster (leader kills, kube-apiserver restarts, Tekton stopped; CHAOS_ROUNDS, CHAOS_PER_KIND); run after make demo.

@@ -134,7 +134,7 @@ spec:
 		remove(t, r.kind, ns, r.name)
 	}
 	time.Sleep(5 * time.Second)
-	handovers = append(handovers[:0], killLeaderAndWait(t))
+	handover := killLeaderAndWait(t)
 	deleted := time.Now()
 	waitFor(t, 10*time.Minute, "every resource deleted", func() (bool, string) {
 		for _, r := range refs {
@@ -146,7 +146,7 @@ spec:
 		return true, ""
 	})
 	t.Logf("%d resources deleted %v after a new leader took over (handover %v)", len(refs),
-		time.Since(deleted).Round(time.Second), handovers[0].Round(100*time.Millisecond))
+		time.Since(deleted).Round(time.Second), handover.Round(100*time.Millisecond))
 }
 
 // spread is "min/median/max" of ds, or "-".

@@ -224,12 +224,11 @@ func stage(args []string, log io.Writer) error {
 		return fmt.Errorf("stage: %w", err)
 	}
 	if *replace {
-		// Remove unlinks a link itself, never its target.
-		if err := os.Remove(*to); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := unlink(*to); err != nil {
 			return fmt.Errorf("stage: cannot replace what the compile step left at %s: %w", *to, err)
 		}
 	}
-	out, err := os.OpenFile(*to, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o444)
+	out, err := createNew(*to, 0o444)
 	if err != nil {
 		return fmt.Errorf("stage: %w", err)
 	}
@@ -265,10 +264,10 @@ func stage(args []string, log io.Writer) error {
 // first: tenant steps share the results directory, and a link they left
 // there is unlinked, never written through.
 func writeFresh(path, text string) error {
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := unlink(path); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+	f, err := createNew(path, 0o644)
 	if err != nil {
 		return err
 	}
@@ -277,6 +276,20 @@ func writeFresh(path, text string) error {
 		err = cerr
 	}
 	return err
+}
+
+// unlink removes what is at path, if anything: a link itself, never its
+// target.
+func unlink(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// createNew creates a file that did not exist, never through a link.
+func createNew(path string, mode os.FileMode) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, mode)
 }
 
 // validDigest says whether d is sha256: and 64 lower-case hex digits.
