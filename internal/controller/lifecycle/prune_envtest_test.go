@@ -95,9 +95,7 @@ func TestFinishedRunsArePruned(t *testing.T) {
 func TestReleasedCrossNamespaceResourceLeavesNoRuns(t *testing.T) {
 	f := fixture.Setup(t, cp) // keepRunsPerOperation 0: pruning off, release still cleans up
 	other := f.NewNamespace(t)
-	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(f.Provider), f.Provider))
-	f.Provider.Spec.AllowedNamespaces = []string{other}
-	require.NoError(t, cp.Client.Update(ctx, f.Provider))
+	fixture.Update(t, f, f.Provider, func(p *pipelinesv1beta1.Provider) { p.Spec.AllowedNamespaces = []string{other} })
 
 	p := fixture.NewPipeline(other, "visitor")
 	p.Spec.Provider = pipelinesv1beta1.ProviderReference(f.NS + "/kfp")

@@ -41,9 +41,7 @@ func TestProviderReferences(t *testing.T) {
 		assert.Contains(t, fixture.Condition(p, pipelinesv1beta1.ConditionReady).Message, "spec.allowedNamespaces")
 		assert.Empty(t, f.RunsOf(t, p), "no PipelineRun for a refused reference")
 
-		require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(f.Provider), f.Provider))
-		f.Provider.Spec.AllowedNamespaces = []string{other}
-		require.NoError(t, cp.Client.Update(ctx, f.Provider))
+		fixture.Update(t, f, f.Provider, func(p *pipelinesv1beta1.Provider) { p.Spec.AllowedNamespaces = []string{other} })
 		pr := f.EventuallyRun(t, p, 1, lifecycle.OpCreate)
 		assert.Equal(t, other, pr.Labels[lifecycle.LabelOwnerNamespace])
 		assert.Empty(t, pr.OwnerReferences, "no owner reference across namespaces")
@@ -74,8 +72,7 @@ func TestProviderReferences(t *testing.T) {
 		pr := f.EventuallyRun(t, p, 1, lifecycle.OpCreate)
 		f.Finish(t, pr, true, "pipeline-m", "", "")
 		f.Eventually(t, p, fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(p))
-		p.Spec.Provider = "vai"
-		require.NoError(t, cp.Client.Update(ctx, p))
+		fixture.Update(t, f, p, func(p *pipelinesv1beta1.Pipeline) { p.Spec.Provider = "vai" })
 		f.Eventually(t, p, fixture.ReadyIs(metav1.ConditionFalse, pipelinesv1beta1.ReasonProviderChanged)(p))
 		assert.Len(t, f.RunsOf(t, p), 1)
 	})
@@ -110,8 +107,9 @@ func TestDeletionWhenTheProviderIsGone(t *testing.T) {
 	f.Eventually(t, e, fixture.ReadyIs(metav1.ConditionFalse, pipelinesv1beta1.ReasonProviderNotFound)(e))
 	assert.Contains(t, fixture.Condition(e, pipelinesv1beta1.ConditionReady).Message, lifecycle.AnnotationSkipBackendDeletion+"=true")
 
-	e.Annotations = map[string]string{lifecycle.AnnotationSkipBackendDeletion: "true"}
-	require.NoError(t, cp.Client.Update(ctx, e))
+	fixture.Update(t, f, e, func(e *pipelinesv1beta1.Experiment) {
+		e.Annotations = map[string]string{lifecycle.AnnotationSkipBackendDeletion: "true"}
+	})
 	require.Eventually(t, func() bool {
 		return apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKeyFromObject(e), &pipelinesv1beta1.Experiment{}))
 	}, fixture.Wait, fixture.Tick, "the documented way out")
@@ -159,11 +157,11 @@ func TestArtifactRepositoryResolution(t *testing.T) {
 
 	require.NoError(t, cp.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "minio"},
 		StringData: map[string]string{"accesskey": "SECRET-VALUE"}}))
-	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(f.Provider), f.Provider))
-	f.Provider.Spec.ArtifactRepository = &pipelinesv1beta1.ArtifactRepository{S3: &pipelinesv1beta1.S3ArtifactRepository{
-		Bucket: "provider-bucket", KeyPrefix: "/runs/", Endpoint: "minio:9000",
-		AccessKeySecret: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "minio"}, Key: "accesskey"}}}
-	require.NoError(t, cp.Client.Update(ctx, f.Provider))
+	fixture.Update(t, f, f.Provider, func(p *pipelinesv1beta1.Provider) {
+		p.Spec.ArtifactRepository = &pipelinesv1beta1.ArtifactRepository{S3: &pipelinesv1beta1.S3ArtifactRepository{
+			Bucket: "provider-bucket", KeyPrefix: "/runs/", Endpoint: "minio:9000",
+			AccessKeySecret: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "minio"}, Key: "accesskey"}}}
+	})
 	require.Eventually(t, func() bool {
 		_ = cp.Client.Get(ctx, client.ObjectKeyFromObject(f.Provider), f.Provider)
 		return f.Provider.Status.ObservedGeneration == f.Provider.Generation

@@ -112,13 +112,11 @@ func TestPipelineLifecycle(t *testing.T) {
 	firstVersion := p.Status.Version
 
 	// A reconcile with nothing new creates nothing.
-	p.Annotations = map[string]string{"poke": "1"}
-	require.NoError(t, cp.Client.Update(ctx, p))
+	fixture.Update(t, f, p, func(p *pipelinesv1beta1.Pipeline) { p.Annotations = map[string]string{"poke": "1"} })
 	require.Never(t, func() bool { return len(f.RunsOf(t, p)) > 1 }, time.Second, fixture.Tick, "no-op reconciles create nothing")
 
 	// Update: a new version, an update operation.
-	p.Spec.Env[0].Value = "20"
-	require.NoError(t, cp.Client.Update(ctx, p))
+	fixture.Update(t, f, p, func(p *pipelinesv1beta1.Pipeline) { p.Spec.Env[0].Value = "20" })
 	update := f.EventuallyRun(t, p, 2, lifecycle.OpUpdate)
 	f.Finish(t, update, true, "pipeline-42", "", "")
 	f.Eventually(t, p, func(c *assert.CollectT) {

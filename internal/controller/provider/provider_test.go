@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
@@ -125,9 +126,7 @@ func TestSharedTasksOnePerNamespaceUntilTheLastProviderGoes(t *testing.T) {
 		"the compiler account is made beside the Tasks")
 	require.NotNil(t, compilerSA.AutomountServiceAccountToken)
 	assert.False(t, *compilerSA.AutomountServiceAccountToken, "compile pods never get a token")
-	automount := true
-	compilerSA.AutomountServiceAccountToken = &automount
-	require.NoError(t, cp.Client.Update(ctx, compilerSA))
+	update(t, compilerSA, func(sa *corev1.ServiceAccount) { sa.AutomountServiceAccountToken = ptr.To(true) })
 
 	second := newProvider(ns, "vai", image)
 	require.NoError(t, cp.Client.Create(ctx, second))
@@ -209,8 +208,8 @@ func TestWorkflowNamespaceHoldsEveryProvidersTasks(t *testing.T) {
 	require.NoError(t, cp.Client.Get(ctx, client.ObjectKey{Namespace: workflows, Name: "kfp-provider"}, sa))
 	sa.Annotations = map[string]string{provider.AnnotationProviders: "other/kfp, " + ns + "/kfp"}
 	require.NoError(t, cp.Client.Update(ctx, sa))
-	p.Annotations = map[string]string{"poke": "1"} // the operator does not watch service accounts
-	require.NoError(t, cp.Client.Update(ctx, p))
+	// The operator does not watch service accounts.
+	update(t, p, func(p *pipelinesv1beta1.Provider) { p.Annotations = map[string]string{"poke": "1"} })
 	eventuallyReady(t, p, metav1.ConditionTrue, pipelinesv1beta1.ReasonTasksApplied)
 	assert.Equal(t, workflows, p.Status.WorkflowNamespace)
 	assert.NotEmpty(t, sharedTasks(t, workflows))
@@ -254,8 +253,7 @@ func TestProblemsAreReportedWithAReason(t *testing.T) {
 		assert.Empty(t, p.Status.Image, "no stale pin")
 
 		// Fixing the spec recovers.
-		p.Spec.Image = image
-		require.NoError(t, cp.Client.Update(ctx, p))
+		update(t, p, func(p *pipelinesv1beta1.Provider) { p.Spec.Image = image })
 		eventuallyReady(t, p, metav1.ConditionTrue, pipelinesv1beta1.ReasonTasksApplied)
 	})
 

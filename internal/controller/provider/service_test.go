@@ -38,14 +38,16 @@ func serviceDeployment(c *assert.CollectT, ns string) *appsv1.Deployment {
 
 // updateProvider changes p as stored, again on a conflict with the
 // operator's own writes (finalizer, status).
-func updateProvider(t *testing.T, p *pipelinesv1beta1.Provider, change func(*pipelinesv1beta1.Provider)) {
+// update changes obj on a fresh copy, retrying when the operator wrote it
+// in between.
+func update[O client.Object](t *testing.T, obj O, change func(O)) {
 	t.Helper()
 	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := cp.Client.Get(context.Background(), client.ObjectKeyFromObject(p), p); err != nil {
+		if err := cp.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
 			return err
 		}
-		change(p)
-		return cp.Client.Update(context.Background(), p)
+		change(obj)
+		return cp.Client.Update(context.Background(), obj)
 	}))
 }
 
@@ -119,7 +121,7 @@ func TestAProviderServiceRunsAsADeployment(t *testing.T) {
 	assert.Equal(t, image+"@"+digest, p.Status.ServiceImage)
 
 	// A changed parameter reaches the Deployment.
-	updateProvider(t, p, func(p *pipelinesv1beta1.Provider) {
+	update(t, p, func(p *pipelinesv1beta1.Provider) {
 		p.Spec.Parameters["kfpNamespace"] = apiextensionsv1.JSON{Raw: []byte(`"kubeflow-2"`)}
 	})
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
@@ -129,7 +131,7 @@ func TestAProviderServiceRunsAsADeployment(t *testing.T) {
 	}, wait, tick)
 
 	// Becoming a CLI provider removes the service.
-	updateProvider(t, p, func(p *pipelinesv1beta1.Provider) { p.Spec.ServiceImage, p.Spec.Image = "", image })
+	update(t, p, func(p *pipelinesv1beta1.Provider) { p.Spec.ServiceImage, p.Spec.Image = "", image })
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.True(c, apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKeyFromObject(d), &appsv1.Deployment{})), "Deployment gone")
 		assert.True(c, apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKeyFromObject(d), &corev1.Service{})), "Service gone")
@@ -139,7 +141,7 @@ func TestAProviderServiceRunsAsADeployment(t *testing.T) {
 	assert.Empty(t, p.Status.ServiceURL)
 
 	// And back; then deleting the Provider removes it too.
-	updateProvider(t, p, func(p *pipelinesv1beta1.Provider) { p.Spec.ServiceImage, p.Spec.Image = image, "" })
+	update(t, p, func(p *pipelinesv1beta1.Provider) { p.Spec.ServiceImage, p.Spec.Image = image, "" })
 	require.EventuallyWithT(t, func(c *assert.CollectT) { d = serviceDeployment(c, ns) }, wait, tick)
 	require.NoError(t, cp.Client.Delete(ctx, p))
 	require.EventuallyWithT(t, func(c *assert.CollectT) {

@@ -61,8 +61,7 @@ func TestRunScheduleCreateUpdate(t *testing.T) {
 	create := f.EventuallyRun(t, rs, 1, lifecycle.OpCreate)
 	f.Finish(t, create, true, "schedule-1", "", "")
 	f.Eventually(t, rs, fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(rs))
-	rs.Spec.Schedule.CronExpression = "0 3 * * *"
-	require.NoError(t, cp.Client.Update(ctx, rs))
+	fixture.Update(t, f, rs, func(rs *pipelinesv1beta1.RunSchedule) { rs.Spec.Schedule.CronExpression = "0 3 * * *" })
 	update := f.EventuallyRun(t, rs, 2, lifecycle.OpUpdate)
 	var resource struct {
 		Spec   pipelinesv1beta1.RunScheduleSpec
