@@ -11,6 +11,8 @@ PROVIDER_CHART := config/helm/kfp-tekton-provider
 # duration, since Go 1.26's fuzzer can fail a target with "context deadline
 # exceeded" when a duration ends (go.dev/issue/75804, fixed in Go 1.27).
 FUZZTIME ?= 5000x
+SCALE_N ?= 1000
+SCALE_FLAGS ?=
 # Every fuzz target, PACKAGE:TARGET.
 FUZZ_TARGETS := \
   ./cmd/prgen/release:FuzzParse \
@@ -90,10 +92,13 @@ fuzz: ## Run every fuzz target briefly (FUZZTIME executions each, 5000x) (findin
 	  go test $${target%%:*} -run '^$$' -fuzz "^$${target##*:}$$" -fuzztime $(FUZZTIME) || exit 1; \
 	done
 
-.PHONY: bench-cluster
+.PHONY: bench-cluster bench-scale
 chaos: ## The chaos suite on the running local cluster (leader kills, kube-apiserver restarts, Tekton stopped; CHAOS_ROUNDS, CHAOS_PER_KIND); run after make demo.
 	./hack/cluster.sh exec env GOPROXY=off GOFLAGS=-mod=readonly CHAOS_ROUNDS=$${CHAOS_ROUNDS:-3} CHAOS_PER_KIND=$${CHAOS_PER_KIND:-8} \
 	  go test -tags e2e,chaos -count=1 -timeout 60m -run TestChaos -v ./e2e/
+
+bench-scale: ## Operator overhead over Tekton with kwok's fake node (SCALE_N resources, SCALE_FLAGS e.g. -tekton-qps 100 -tekton-threads 8); run after make demo.
+	./hack/cluster.sh exec go run ./bench/scale -n $(SCALE_N) $(SCALE_FLAGS)
 
 bench-cluster: ## Figures of the local real cluster (pod, TaskRun, operation latency; memory); run after make demo.
 	./hack/cluster.sh exec go run ./bench/cluster -n 10

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds every binary the local cluster and the tests need from the Go module
 # proxy into bin/ (DESIGN §9): kube-apiserver, kube-controller-manager,
-# kube-scheduler, kube-proxy, kubelet (v1.35.4), etcd (v3.6.8), ko, tkn and
+# kube-scheduler, kube-proxy, kubelet (v1.35.4), etcd (v3.6.8), ko, tkn, kwok and
 # helm. Each is stamped with the version of the wrapper module it came from
 # (hack/tools/*), so a warm run is instant and a changed pin rebuilds.
 #   hack/build-cluster.sh            everything
@@ -49,3 +49,4 @@ build_kubernetes kube-apiserver kube-controller-manager kube-scheduler kube-prox
 build helm helm helm.sh/helm/v4/cmd/helm
 build ko ko github.com/google/ko
 build tkn tkn github.com/tektoncd/cli/cmd/tkn
+build kwok kwok sigs.k8s.io/kwok/cmd/kwok

@@ -29,8 +29,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
@@ -43,6 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/bench/internal/measure"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/generator"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/scheme"
@@ -124,9 +123,9 @@ func run(n int, skipDirect bool) error {
 	if err != nil {
 		return fmt.Errorf("reading the operator's metrics: %w", err)
 	}
-	cpuBefore := operator.cpuSeconds()
+	cpuBefore := measure.CPUSeconds(operator.pid)
 	start := time.Now()
-	if err := parallel(n, func(i int) error {
+	if err := measure.Parallel(ctx, n, 16, func(i int) error {
 		return direct.Create(ctx, &pipelinesv1beta1.Pipeline{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("p-%d", i)},
 			Spec: pipelinesv1beta1.PipelineSpec{Provider: "kfp", Image: fmt.Sprintf("example.com/p-%d:1.0", i),
@@ -152,7 +151,7 @@ func run(n int, skipDirect bool) error {
 		return err
 	}
 	finishStart := time.Now()
-	if err := parallel(len(runs.Items), func(i int) error { return finish(ctx, cp.Client, &runs.Items[i]) }); err != nil {
+	if err := measure.Parallel(ctx, len(runs.Items), 16, func(i int) error { return finish(ctx, cp.Client, &runs.Items[i]) }); err != nil {
 		return err
 	}
 	finished := time.Since(finishStart)
@@ -178,7 +177,7 @@ func run(n int, skipDirect bool) error {
 	if err != nil {
 		return fmt.Errorf("reading the operator's metrics: %w", err)
 	}
-	cpu := operator.cpuSeconds() - cpuBefore
+	cpu := measure.CPUSeconds(operator.pid) - cpuBefore
 
 	fmt.Printf("pipelines:                   %d (operator: own process, client limit %d qps, 4 concurrent reconciles)\n", n, qps)
 	if !skipDirect {
@@ -192,7 +191,7 @@ func run(n int, skipDirect bool) error {
 	fmt.Println()
 	fmt.Printf("runs finished (status patched like Tekton) in %v; all Pipelines Ready %v after that\n",
 		finished.Round(time.Millisecond), toReady.Round(time.Millisecond))
-	fmt.Printf("operator peak RSS:           %d MiB\n", operator.peakRSS()/1024)
+	fmt.Printf("operator peak RSS:           %d MiB\n", measure.StatusKiB(operator.pid, "VmHWM")/1024)
 	fmt.Printf("operator CPU:                %.1f s (%.2f ms per Pipeline)\n", cpu, 1000*cpu/float64(n))
 	var methods []string
 	writes, total := 0.0, 0.0
@@ -233,7 +232,7 @@ func createDirectly(ctx context.Context, c client.Client, ns string, n int) (tim
 		}
 	}
 	start := time.Now()
-	err = parallel(n, func(i int) error { return c.Create(ctx, prs[i]) })
+	err = measure.Parallel(ctx, n, 16, func(i int) error { return c.Create(ctx, prs[i]) })
 	return time.Since(start), err
 }
 
@@ -244,37 +243,6 @@ func finish(ctx context.Context, c client.Client, pr *tektonv1.PipelineRun) erro
 	pr.Status.StartTime, pr.Status.CompletionTime = &now, &now
 	pr.Status.Results = []tektonv1.PipelineRunResult{{Name: taskdef.ResultProviderID, Value: *tektonv1.NewStructuredValues("id-" + pr.Name)}}
 	return c.Status().Update(ctx, pr)
-}
-
-// parallel runs fn for 0..n-1 on 16 workers.
-func parallel(n int, fn func(int) error) error {
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-	)
-	next := make(chan int)
-	for w := 0; w < 16; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if err := fn(i); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return first
 }
 
 func waitFor(limit time.Duration, done func() (bool, error)) error {
@@ -338,38 +306,6 @@ type operatorProcess struct {
 	stop       func()
 }
 
-// peakRSS is the process's VmHWM, in KiB.
-func (o *operatorProcess) peakRSS() int {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", o.pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(line, "VmHWM:") {
-			kb, _ := strconv.Atoi(strings.Fields(line)[1])
-			return kb
-		}
-	}
-	return 0
-}
-
-// cpuSeconds is the process's user + system CPU time so far.
-func (o *operatorProcess) cpuSeconds() float64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", o.pid))
-	if err != nil {
-		return 0
-	}
-	// Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
-	if len(fields) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseFloat(fields[11], 64)
-	stime, _ := strconv.ParseFloat(fields[12], 64)
-	const ticks = 100 // USER_HZ on Linux
-	return (utime + stime) / ticks
-}
-
 // requests are the operator's API requests so far, by HTTP method, from
 // client-go's rest_client_requests_total (every attempt, any answer).
 func (o *operatorProcess) requests() (map[string]float64, error) {
@@ -378,22 +314,7 @@ func (o *operatorProcess) requests() (map[string]float64, error) {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]float64{}
-	for _, line := range strings.Split(string(body), "\n") {
-		if !strings.HasPrefix(line, "rest_client_requests_total{") {
-			continue
-		}
-		_, rest, _ := strings.Cut(line, `method="`)
-		method, _, _ := strings.Cut(rest, `"`)
-		fields := strings.Fields(line)
-		v, _ := strconv.ParseFloat(fields[len(fields)-1], 64)
-		out[method] += v
-	}
-	return out, nil
+	return measure.RequestsByMethod(resp.Body)
 }
 
 func freeLoopbackAddress() (string, error) {

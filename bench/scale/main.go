@@ -1,0 +1,756 @@
+// Command scale-bench measures the operator's overhead over Tekton's own
+// throughput on the local cluster (issue #14, item 3), with kwok's fake node
+// beside the real one so thousands of PipelineRuns can complete:
+//
+//  1. kwok (bin/kwok) manages one fake node; Tekton's default pod template
+//     steers TaskRun pods there for the run (restored afterwards), and kwok's
+//     stages (kwok-stages.yaml) end each pod at once with the results the
+//     shared Tasks' report step would write;
+//  2. direct: N copies of an operator-made experiment-create PipelineRun
+//     created with the bench's client → time until Tekton has finished all;
+//  3. operator: N Experiments applied → time until all are Ready;
+//  4. the ratio operator/direct is the operator's overhead over Tekton (1.0:
+//     the operator adds nothing), with the leader's peak RSS (VmHWM), its
+//     CPU seconds and API requests per Experiment, and Tekton's controller
+//     CPU in each phase.
+//
+// It prints figures and asserts nothing but completion. It needs the local
+// cluster with the operator installed by its chart:
+//
+//	hack/cluster.sh up && hack/cluster.sh exec ./hack/install-operator.sh
+//	hack/cluster.sh exec go run ./bench/scale -n 1000
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	"knative.dev/pkg/apis"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/bench/internal/measure"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/scheme"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
+)
+
+//go:embed kwok-stages.yaml
+var kwokStages []byte
+
+const (
+	operatorNamespace = "kfp-tekton-operator"
+	leaseName         = "kfp-tekton-operator.pipelines.kubeflow.org"
+	tektonNamespace   = "tekton-pipelines"
+	// fakeNodeLabel marks the fake node (kwok manages nodes with it) and is
+	// the taint only the bench's pods tolerate.
+	fakeNodeLabel = "kfp-tekton.bench/kwok"
+	fakeNode      = "kwok-bench"
+	benchLabel    = "kfp-tekton.bench/direct"
+	clientQPS     = 200
+	workers       = 16 // the bench's concurrent creates
+)
+
+func main() {
+	n := flag.Int("n", 1000, "PipelineRuns created directly, then Experiments applied")
+	skipDirect := flag.Bool("skip-direct", false, "skip Tekton's direct baseline")
+	limit := flag.Duration("timeout", 2*time.Hour, "give up on a phase after this long")
+	keep := flag.Bool("keep", false, "leave the namespace and what is in it (resources, runs, pods) behind")
+	var tuning tektonTuning
+	flag.IntVar(&tuning.qps, "tekton-qps", 0, "run Tekton's controller with this -kube-api-qps (it doubles it), burst twice that; 0: as installed (20 effective)")
+	flag.IntVar(&tuning.threads, "tekton-threads", 0, "run Tekton's controller with this -threads-per-controller; 0: as installed (2)")
+	flag.Parse()
+	ctrllog.SetLogger(logr.Discard())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *n, *skipDirect, *limit, *keep, tuning); err != nil {
+		fmt.Fprintln(os.Stderr, "scale-bench:", err)
+		os.Exit(1)
+	}
+}
+
+type bench struct {
+	cfg       *rest.Config
+	c         client.Client
+	clientset kubernetes.Interface
+	cache     cache.Cache
+	ns        string
+	n         int
+	limit     time.Duration
+}
+
+func run(ctx context.Context, n int, skipDirect bool, limit time.Duration, keep bool, tuning tektonTuning) error {
+	root := testenv.RepoRoot()
+	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(root, "bin", "kubeconfig"))
+	if err != nil {
+		return fmt.Errorf("the local cluster's kubeconfig (hack/cluster.sh up): %w", err)
+	}
+	cfg.QPS, cfg.Burst = clientQPS, 2*clientQPS
+	images, err := readImages(filepath.Join(root, "bin", "images.env"))
+	if err != nil {
+		return fmt.Errorf("image references (hack/install-operator.sh): %w", err)
+	}
+	b := &bench{cfg: cfg, n: n, limit: limit, ns: fmt.Sprintf("scale-%d-%d", n, time.Now().Unix())}
+	if b.c, err = client.New(cfg, client.Options{Scheme: scheme.New()}); err != nil {
+		return err
+	}
+	if b.clientset, err = kubernetes.NewForConfig(cfg); err != nil {
+		return err
+	}
+
+	stopKwok, err := b.startFakeNode(ctx, root)
+	if err != nil {
+		return err
+	}
+	defer stopKwok()
+	restore, err := b.steerTaskRunPods(ctx)
+	if err != nil {
+		return err
+	}
+	defer restore()
+	untune, err := b.tuneTekton(ctx, tuning)
+	if err != nil {
+		return err
+	}
+	defer untune()
+	if err := b.provider(ctx, root, images["FIXTURE_PROVIDER_IMAGE"]); err != nil {
+		return err
+	}
+	if !keep {
+		defer b.cleanUp()
+	}
+	if b.cache, err = cache.New(cfg, cache.Options{Scheme: scheme.New(),
+		DefaultNamespaces: map[string]cache.Config{b.ns: {}}}); err != nil {
+		return err
+	}
+	go func() { _ = b.cache.Start(ctx) }()
+
+	// The operation shape: the PipelineRun the operator makes for one
+	// Experiment (which also proves the fake node completes it).
+	shape, err := b.operationShape(ctx)
+	if err != nil {
+		return err
+	}
+	tekton, err := findProcess(tektonNamespace, "tekton-pipelines-controller-")
+	if err != nil {
+		return err
+	}
+
+	var direct phase
+	if !skipDirect {
+		fmt.Printf("direct: creating %d PipelineRuns\n", n)
+		tektonBefore := tekton.cpuSeconds()
+		if direct, err = b.createDirectly(ctx, shape); err != nil {
+			return err
+		}
+		direct.tektonCPU = tekton.cpuSeconds() - tektonBefore
+	}
+
+	leader, err := b.leader(ctx)
+	if err != nil {
+		return err
+	}
+	metrics, err := b.metricsReader(ctx, leader)
+	if err != nil {
+		return err
+	}
+	defer metrics.cleanUp()
+	requestsBefore, err := metrics.requests()
+	if err != nil {
+		return err
+	}
+	cpuBefore, tektonBefore := leader.cpuSeconds(), tekton.cpuSeconds()
+	fmt.Printf("operator: applying %d Experiments\n", n)
+	operator, err := b.applyExperiments(ctx)
+	if err != nil {
+		return err
+	}
+	operator.tektonCPU = tekton.cpuSeconds() - tektonBefore
+	time.Sleep(2 * time.Second) // the last status writes' requests land in the counters
+	requestsAfter, err := metrics.requests()
+	if err != nil {
+		return err
+	}
+	cpu := leader.cpuSeconds() - cpuBefore
+
+	fmt.Printf("\nresources:        %d (fake node: kwok; Tekton v1.15.1 and the operator on the real node; operator: chart defaults; Tekton: %s)\n", n, tuning)
+	if !skipDirect {
+		direct.print("direct", "PipelineRuns created until Tekton finished them all", n)
+	}
+	operator.print("operator", "Experiments applied until all Ready", n)
+	if !skipDirect {
+		fmt.Printf("overhead:         %.2f (operator / direct; 1.00 = the operator adds nothing to Tekton's own time)\n",
+			operator.done.Seconds()/direct.done.Seconds())
+	}
+	fmt.Printf("operator leader:  peak RSS %d MiB, RSS now %d MiB, CPU %.1f s (%.2f ms per Experiment)\n",
+		measure.StatusKiB(leader.pid, "VmHWM")/1024, measure.StatusKiB(leader.pid, "VmRSS")/1024, cpu, 1000*cpu/float64(n))
+	var methods []string
+	for m := range requestsAfter {
+		methods = append(methods, m)
+	}
+	sort.Strings(methods)
+	total, writes := 0.0, 0.0
+	fmt.Printf("API requests per Experiment:")
+	for _, m := range methods {
+		d := requestsAfter[m] - requestsBefore[m]
+		total += d
+		if m != http.MethodGet {
+			writes += d
+		}
+		fmt.Printf(" %s %.2f", m, d/float64(n))
+	}
+	fmt.Printf("; writes %.2f, all %.2f\n", writes/float64(n), total/float64(n))
+	return nil
+}
+
+// phase is one measured half of the run.
+type phase struct {
+	created, done time.Duration // from the first create
+	tektonCPU     float64
+}
+
+func (p phase) print(name, what string, n int) {
+	fmt.Printf("%-17s %v (%s; creates took %v; %.0f per minute; Tekton controller CPU %.1f s)\n",
+		name+":", p.done.Round(100*time.Millisecond), what, p.created.Round(100*time.Millisecond),
+		float64(n)/p.done.Minutes(), p.tektonCPU)
+}
+
+// startFakeNode runs kwok for one fake node and waits for it to be Ready.
+func (b *bench) startFakeNode(ctx context.Context, root string) (func(), error) {
+	dir, err := os.MkdirTemp("", "scale-bench")
+	if err != nil {
+		return nil, err
+	}
+	stages := filepath.Join(dir, "stages.yaml")
+	if err := os.WriteFile(stages, kwokStages, 0o600); err != nil {
+		return nil, err
+	}
+	logFile, err := os.Create(filepath.Join(dir, "kwok.log"))
+	if err != nil {
+		return nil, err
+	}
+	kwok := exec.Command(filepath.Join(root, "bin", "kwok"), "--kubeconfig", filepath.Join(root, "bin", "kubeconfig"),
+		"--config", stages, "--manage-nodes-with-label-selector", fakeNodeLabel+"=true",
+		"--cidr", "10.244.0.1/16", "--node-lease-duration-seconds", "40")
+	kwok.Stdout, kwok.Stderr = logFile, logFile
+	kwok.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // gone with the bench, however it ends
+	if err := kwok.Start(); err != nil {
+		return nil, fmt.Errorf("kwok (hack/build-cluster.sh builds bin/kwok): %w", err)
+	}
+	stop := func() {
+		_ = b.c.Delete(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fakeNode}})
+		_ = kwok.Process.Signal(syscall.SIGTERM)
+		_ = kwok.Wait()
+		_ = logFile.Close()
+		_ = os.RemoveAll(dir)
+	}
+	capacity := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1000"),
+		corev1.ResourceMemory: resource.MustParse("4Ti"), corev1.ResourcePods: resource.MustParse("100000")}
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: fakeNode, Labels: map[string]string{fakeNodeLabel: "true", "kubernetes.io/hostname": fakeNode}},
+		Spec:       corev1.NodeSpec{Taints: []corev1.Taint{{Key: fakeNodeLabel, Value: "true", Effect: corev1.TaintEffectNoSchedule}}},
+		Status:     corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
+	}
+	if err := client.IgnoreAlreadyExists(b.c.Create(ctx, node)); err != nil {
+		stop()
+		return nil, err
+	}
+	err = b.waitFor(ctx, 2*time.Minute, "the fake node Ready", func() (bool, error) {
+		got := &corev1.Node{}
+		if err := b.c.Get(ctx, client.ObjectKey{Name: fakeNode}, got); err != nil {
+			return false, err
+		}
+		for _, c := range got.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				return c.Status == corev1.ConditionTrue, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		logs, _ := os.ReadFile(logFile.Name())
+		stop()
+		return nil, fmt.Errorf("%w; kwok: %s", err, tail(logs, 2000))
+	}
+	return stop, nil
+}
+
+// steerTaskRunPods sets Tekton's default pod template so TaskRun pods go to
+// the fake node, and returns what restores the previous one. The previous
+// one is kept in an annotation too, so a run killed before restoring is
+// undone by the next.
+func (b *bench) steerTaskRunPods(ctx context.Context) (func(), error) {
+	defaults := &corev1.ConfigMap{}
+	key := client.ObjectKey{Namespace: tektonNamespace, Name: "config-defaults"}
+	if err := b.c.Get(ctx, key, defaults); err != nil {
+		return nil, err
+	}
+	previous := defaults.Data[defaultPodTemplate] // "": none
+	if saved, ok := defaults.Annotations[savedPodTemplate]; ok {
+		previous = saved // left by a run that did not finish
+	}
+	template, err := json.Marshal(map[string]any{
+		"nodeSelector": map[string]string{fakeNodeLabel: "true"},
+		"tolerations":  []corev1.Toleration{{Key: fakeNodeLabel, Operator: corev1.TolerationOpEqual, Value: "true", Effect: corev1.TaintEffectNoSchedule}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := b.patchDefaults(ctx, string(template), previous); err != nil {
+		return nil, err
+	}
+	// Tekton's controller reads config-defaults through a ConfigMap watch.
+	time.Sleep(3 * time.Second)
+	return func() {
+		var value any // null removes the key
+		if previous != "" {
+			value = previous
+		}
+		if err := b.patchDefaults(context.Background(), value, nil); err != nil {
+			fmt.Fprintln(os.Stderr, "scale-bench: restoring Tekton's default pod template:", err)
+		}
+	}, nil
+}
+
+const (
+	defaultPodTemplate = "default-pod-template"
+	savedPodTemplate   = "kfp-tekton.bench/saved-default-pod-template"
+)
+
+// patchDefaults sets Tekton's default pod template and the annotation
+// holding the one to restore (nil removes either).
+func (b *bench) patchDefaults(ctx context.Context, template, saved any) error {
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"annotations": map[string]any{savedPodTemplate: saved}},
+		"data":     map[string]any{defaultPodTemplate: template},
+	})
+	if err != nil {
+		return err
+	}
+	return b.c.Patch(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: tektonNamespace, Name: "config-defaults"}},
+		client.RawPatch("application/merge-patch+json", patch))
+}
+
+// tektonTuning is Tekton's controller's own performance settings
+// (-kube-api-qps, -kube-api-burst, -threads-per-controller).
+type tektonTuning struct{ qps, threads int }
+
+func (t tektonTuning) String() string {
+	if t == (tektonTuning{}) {
+		return "as installed"
+	}
+	return fmt.Sprintf("-kube-api-qps %d -kube-api-burst %d -threads-per-controller %d", t.qps, 2*t.qps, t.threads)
+}
+
+// tuneTekton restarts Tekton's controller with t's settings and returns
+// what restarts it as it was.
+func (b *bench) tuneTekton(ctx context.Context, t tektonTuning) (func(), error) {
+	if t == (tektonTuning{}) {
+		return func() {}, nil
+	}
+	deploy := &appsv1.Deployment{}
+	key := client.ObjectKey{Namespace: tektonNamespace, Name: "tekton-pipelines-controller"}
+	if err := b.c.Get(ctx, key, deploy); err != nil {
+		return nil, err
+	}
+	original := slices.Clone(deploy.Spec.Template.Spec.Containers[0].Args)
+	setArgs := func(ctx context.Context, args []string) error {
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			if err := b.c.Get(ctx, key, deploy); err != nil {
+				return err
+			}
+			deploy.Spec.Template.Spec.Containers[0].Args = args
+			return b.c.Update(ctx, deploy)
+		}); err != nil {
+			return err
+		}
+		return b.waitFor(ctx, 3*time.Minute, "Tekton's controller restarted", func() (bool, error) {
+			if err := b.c.Get(ctx, key, deploy); err != nil {
+				return false, err
+			}
+			s := deploy.Status
+			if s.ObservedGeneration != deploy.Generation || s.UpdatedReplicas != *deploy.Spec.Replicas ||
+				s.AvailableReplicas != *deploy.Spec.Replicas || s.Replicas != *deploy.Spec.Replicas {
+				return false, nil
+			}
+			// The old pod gone too, so its process is not mistaken for the new one.
+			pods := &corev1.PodList{}
+			err := b.c.List(ctx, pods, client.InNamespace(tektonNamespace), client.MatchingLabels(deploy.Spec.Selector.MatchLabels))
+			return err == nil && len(pods.Items) == int(*deploy.Spec.Replicas), err
+		})
+	}
+	args := slices.Clone(original)
+	if t.qps > 0 {
+		args = append(args, "-kube-api-qps", strconv.Itoa(t.qps), "-kube-api-burst", strconv.Itoa(2*t.qps))
+	}
+	if t.threads > 0 {
+		args = append(args, "-threads-per-controller", strconv.Itoa(t.threads))
+	}
+	if err := setArgs(ctx, args); err != nil {
+		return nil, err
+	}
+	return func() {
+		if err := setArgs(context.Background(), original); err != nil {
+			fmt.Fprintln(os.Stderr, "scale-bench: restoring Tekton's controller:", err)
+		}
+	}, nil
+}
+
+// provider installs a Provider with the provider chart into a new namespace.
+func (b *bench) provider(ctx context.Context, root, image string) error {
+	if err := b.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: b.ns, Labels: map[string]string{"scale-bench": "true"}}}); err != nil {
+		return err
+	}
+	out, err := exec.CommandContext(ctx, filepath.Join(root, "bin", "helm"), "install", "kfp", filepath.Join(root, "config", "helm", "kfp-tekton-provider"),
+		"--kubeconfig", filepath.Join(root, "bin", "kubeconfig"), "--namespace", b.ns,
+		"--set", "provider.name=kfp", "--set", "provider.image="+image).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("helm install: %v: %s", err, out)
+	}
+	return b.waitFor(ctx, 2*time.Minute, "the Provider Ready", func() (bool, error) {
+		p := &pipelinesv1beta1.Provider{}
+		if err := b.c.Get(ctx, client.ObjectKey{Namespace: b.ns, Name: "kfp"}, p); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		return meta.IsStatusConditionTrue(p.Status.Conditions, pipelinesv1beta1.ConditionReady), nil
+	})
+}
+
+// operationShape applies one Experiment, waits for it to be Ready through
+// the fake node, and returns its PipelineRun stripped of what ties it to
+// the Experiment.
+func (b *bench) operationShape(ctx context.Context) (*tektonv1.PipelineRun, error) {
+	e := experiment(b.ns, "shape")
+	if err := b.c.Create(ctx, e); err != nil {
+		return nil, err
+	}
+	if err := b.waitFor(ctx, 3*time.Minute, "one Experiment Ready through the fake node", func() (bool, error) {
+		if err := b.c.Get(ctx, client.ObjectKeyFromObject(e), e); err != nil {
+			return false, err
+		}
+		return meta.IsStatusConditionTrue(e.Status.Conditions, pipelinesv1beta1.ConditionReady), nil
+	}); err != nil {
+		return nil, fmt.Errorf("%w (Ready: %+v)", err, meta.FindStatusCondition(e.Status.Conditions, pipelinesv1beta1.ConditionReady))
+	}
+	runs := &tektonv1.PipelineRunList{}
+	if err := b.c.List(ctx, runs, client.InNamespace(b.ns), client.MatchingLabels{lifecycle.LabelOwnerName: "shape"}); err != nil {
+		return nil, err
+	}
+	if len(runs.Items) != 1 {
+		return nil, fmt.Errorf("%d PipelineRuns for one Experiment", len(runs.Items))
+	}
+	if e.Status.Provider.ID == "" || !strings.HasPrefix(e.Status.Provider.ID, "id-") {
+		return nil, fmt.Errorf("the fake node's result did not reach the Experiment: provider id %q", e.Status.Provider.ID)
+	}
+	pods := &corev1.PodList{}
+	if err := b.c.List(ctx, pods, client.InNamespace(b.ns)); err != nil {
+		return nil, err
+	}
+	for _, p := range pods.Items {
+		if p.Spec.NodeName != fakeNode {
+			return nil, fmt.Errorf("pod %s ran on %q, not the fake node", p.Name, p.Spec.NodeName)
+		}
+	}
+	shape := &tektonv1.PipelineRun{Spec: runs.Items[0].Spec}
+	shape.Namespace = b.ns
+	return shape, nil
+}
+
+// createDirectly creates N copies of shape with the bench's client and
+// waits until Tekton has finished them all.
+func (b *bench) createDirectly(ctx context.Context, shape *tektonv1.PipelineRun) (phase, error) {
+	var p phase
+	start := time.Now()
+	err := measure.Parallel(ctx, b.n, workers, func(i int) error {
+		pr := shape.DeepCopy()
+		pr.Name = fmt.Sprintf("direct-%d", i)
+		pr.Labels = map[string]string{benchLabel: "true"}
+		return b.c.Create(ctx, pr)
+	})
+	if err != nil {
+		return p, err
+	}
+	p.created = time.Since(start)
+	err = b.waitFor(ctx, b.limit, "Tekton finishing the direct PipelineRuns", func() (bool, error) {
+		runs := &tektonv1.PipelineRunList{}
+		if err := b.cache.List(ctx, runs, client.InNamespace(b.ns), client.MatchingLabels{benchLabel: "true"}, client.UnsafeDisableDeepCopy); err != nil {
+			return false, err
+		}
+		done, failed := 0, 0
+		for i := range runs.Items {
+			if c := runs.Items[i].Status.GetCondition(apis.ConditionSucceeded); c != nil && !c.IsUnknown() {
+				done++
+				if c.IsFalse() {
+					failed++
+				}
+			}
+		}
+		if failed > 0 {
+			return false, fmt.Errorf("%d direct PipelineRuns failed", failed)
+		}
+		b.progress("direct PipelineRuns finished", done, start)
+		return done == b.n, nil
+	})
+	p.done = time.Since(start)
+	return p, err
+}
+
+// applyExperiments creates N Experiments and waits until all are Ready.
+func (b *bench) applyExperiments(ctx context.Context) (phase, error) {
+	var p phase
+	start := time.Now()
+	err := measure.Parallel(ctx, b.n, workers, func(i int) error { return b.c.Create(ctx, experiment(b.ns, fmt.Sprintf("e-%d", i))) })
+	if err != nil {
+		return p, err
+	}
+	p.created = time.Since(start)
+	err = b.waitFor(ctx, b.limit, "every Experiment Ready", func() (bool, error) {
+		list := &pipelinesv1beta1.ExperimentList{}
+		if err := b.cache.List(ctx, list, client.InNamespace(b.ns), client.UnsafeDisableDeepCopy); err != nil {
+			return false, err
+		}
+		ready := 0
+		for i := range list.Items {
+			if list.Items[i].Name != "shape" && meta.IsStatusConditionTrue(list.Items[i].Status.Conditions, pipelinesv1beta1.ConditionReady) {
+				ready++
+			}
+		}
+		b.progress("Experiments Ready", ready, start)
+		return ready == b.n, nil
+	})
+	p.done = time.Since(start)
+	return p, err
+}
+
+func experiment(ns, name string) *pipelinesv1beta1.Experiment {
+	return &pipelinesv1beta1.Experiment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: pipelinesv1beta1.ExperimentSpec{Provider: "kfp", Description: "scale benchmark"}}
+}
+
+// cleanUp releases the Experiments without backend calls and deletes the
+// namespace (kwok still running, so the fake pods go too).
+func (b *bench) cleanUp() {
+	ctx := context.Background()
+	fmt.Printf("cleaning up namespace %s\n", b.ns)
+	list := &pipelinesv1beta1.ExperimentList{}
+	if err := b.c.List(ctx, list, client.InNamespace(b.ns)); err == nil {
+		patch := client.RawPatch("application/merge-patch+json",
+			[]byte(`{"metadata":{"annotations":{"`+lifecycle.AnnotationSkipBackendDeletion+`":"true"}}}`))
+		_ = measure.Parallel(ctx, len(list.Items), workers, func(i int) error {
+			return client.IgnoreNotFound(b.c.Patch(ctx, &list.Items[i], patch))
+		})
+	}
+	_ = b.c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: b.ns}})
+	_ = b.waitFor(ctx, 30*time.Minute, "namespace "+b.ns+" gone", func() (bool, error) {
+		err := b.c.Get(ctx, client.ObjectKey{Name: b.ns}, &corev1.Namespace{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
+}
+
+// leader is the operator process holding the leader lease.
+func (b *bench) leader(ctx context.Context) (*process, error) {
+	lease := &coordinationv1.Lease{}
+	if err := b.c.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: leaseName}, lease); err != nil {
+		return nil, err
+	}
+	if lease.Spec.HolderIdentity == nil {
+		return nil, errors.New("the operator has no leader")
+	}
+	pod, _, _ := strings.Cut(*lease.Spec.HolderIdentity, "_") // controller-runtime: hostname_uuid
+	p, err := findProcess(operatorNamespace, pod)
+	if err != nil {
+		return nil, err
+	}
+	podObj := &corev1.Pod{}
+	if err := b.c.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: pod}, podObj); err != nil {
+		return nil, err
+	}
+	p.podIP = podObj.Status.PodIP
+	return p, nil
+}
+
+// metricsReader binds a service account to the chart's metrics-reader role
+// and returns a scraper of the leader's /metrics with its token.
+func (b *bench) metricsReader(ctx context.Context, leader *process) (*scraper, error) {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: b.ns, Name: "metrics-scraper"}}
+	if err := b.c.Create(ctx, sa); err != nil {
+		return nil, err
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: b.ns + "-metrics"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "kfp-tekton-operator-metrics-reader"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: b.ns, Name: sa.Name}},
+	}
+	if err := b.c.Create(ctx, binding); err != nil {
+		return nil, err
+	}
+	tr, err := b.clientset.CoreV1().ServiceAccounts(b.ns).CreateToken(ctx, sa.Name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](int64((4 * b.limit).Seconds()))}},
+		metav1.CreateOptions{})
+	if err != nil {
+		return nil, err
+	}
+	s := &scraper{url: "https://" + leader.podIP + ":8443/metrics", token: tr.Status.Token, cleanUp: func() {
+		_ = b.c.Delete(context.Background(), binding)
+	}, http: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the operator's self-signed certificate
+	}}}
+	// A new binding takes a moment to reach the authorizer.
+	return s, b.waitFor(ctx, time.Minute, "the operator's metrics", func() (bool, error) {
+		_, err := s.requests()
+		return err == nil, nil
+	})
+}
+
+// scraper reads client-go's request counters from the operator's metrics.
+type scraper struct {
+	url, token string
+	http       *http.Client
+	cleanUp    func()
+}
+
+// requests are the operator's API requests so far by HTTP method
+// (rest_client_requests_total: every attempt, any answer).
+func (s *scraper) requests() (map[string]float64, error) {
+	req, err := http.NewRequest(http.MethodGet, s.url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	resp, err := s.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("metrics: %s", resp.Status)
+	}
+	return measure.RequestsByMethod(resp.Body)
+}
+
+// process is a container's main process on the real node, found through
+// /proc (the local cluster shares the host's PID namespace).
+type process struct {
+	pid   int
+	podIP string
+}
+
+func (p *process) cpuSeconds() float64 { return measure.CPUSeconds(p.pid) }
+
+// findProcess finds a container's process whose HOSTNAME (its pod's name)
+// starts with podPrefix; KUBERNETES_SERVICE_HOST tells containers' processes
+// from the node's own (and pause processes, which the kubelet gives no env).
+func findProcess(ns, podPrefix string) (*process, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil {
+			continue
+		}
+		var host string
+		inPod := false
+		for _, kv := range strings.Split(string(environ), "\x00") {
+			if v, ok := strings.CutPrefix(kv, "HOSTNAME="); ok {
+				host = v
+			}
+			inPod = inPod || strings.HasPrefix(kv, "KUBERNETES_SERVICE_HOST=")
+		}
+		if inPod && strings.HasPrefix(host, podPrefix) {
+			return &process{pid: pid}, nil
+		}
+	}
+	return nil, fmt.Errorf("no process of a pod %s* (namespace %s) on this node", podPrefix, ns)
+}
+
+var lastProgress time.Time
+
+func (b *bench) progress(what string, done int, start time.Time) {
+	if time.Since(lastProgress) >= 15*time.Second {
+		lastProgress = time.Now()
+		fmt.Printf("  %v: %d/%d %s\n", time.Since(start).Round(time.Second), done, b.n, what)
+	}
+}
+
+func (b *bench) waitFor(ctx context.Context, limit time.Duration, what string, done func() (bool, error)) error {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		ok, err := done()
+		if err != nil {
+			return fmt.Errorf("waiting for %s: %w", what, err)
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("%s: not after %v", what, limit)
+}
+
+func readImages(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	images := map[string]string{}
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if k, v, ok := strings.Cut(s.Text(), "="); ok {
+			images[k] = v
+		}
+	}
+	return images, s.Err()
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}
