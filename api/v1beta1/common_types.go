@@ -8,7 +8,7 @@ import (
 // or "namespace/name": a namespace is a DNS-1123 label, a name a DNS-1123
 // subdomain.
 // +kubebuilder:validation:MaxLength=317
-// +kubebuilder:validation:XValidation:rule=`self.matches('^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/)?[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$')`,message=`must be NAME or NAMESPACE/NAME (DNS-1123 names: lower-case letters, digits, '-' and '.'), e.g. kfp or team-a/kfp`
+// +kubebuilder:validation:XValidation:rule=`self.matches('^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$') && self.matches('^([^/]+/)?[^/]{1,253}$')`,message=`must be NAME or NAMESPACE/NAME (DNS-1123 names: lower-case letters, digits, '-' and '.'), e.g. kfp or team-a/kfp`
 type ProviderReference string
 
 // NamedValue is a name with a string value.

@@ -46,7 +46,7 @@ type ProviderSpec struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:XValidation:rule=`self.matches('^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$')`,message=`must be a service account name (DNS-1123 subdomain: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit)`
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')`,message=`must be a service account name (DNS-1123 subdomain: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit)`
 	ServiceAccount string `json:"serviceAccount"`
 
 	// DefaultBeamArgs are passed to every pipeline compiled for this provider.

@@ -11,7 +11,7 @@ import (
 // letters, digits, '_', '.' and '-', not starting with '.' or '-' (an image
 // tag's syntax).
 // +kubebuilder:validation:MaxLength=382
-// +kubebuilder:validation:XValidation:rule=`self.matches('^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$')`,message=`must be NAME or NAME:VERSION (NAME a DNS-1123 name; VERSION up to 128 letters, digits, '_', '.' or '-', not starting with '.' or '-'), e.g. penguin or penguin:v1`
+// +kubebuilder:validation:XValidation:rule=`self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$') && self.matches('^[^:]{1,253}(:.*)?$')`,message=`must be NAME or NAME:VERSION (NAME a DNS-1123 name; VERSION up to 128 letters, digits, '_', '.' or '-', not starting with '.' or '-'), e.g. penguin or penguin:v1`
 type PipelineReference string
 
 // Name is the referenced Pipeline's name, without the version.

@@ -177,16 +177,32 @@ func TestRunSpecIsImmutable(t *testing.T) {
 	assert.Equal(t, run.Object["spec"], stored.Object["spec"], "the refused update must not change the stored spec")
 }
 
-// The Pattern markers the CEL rules replaced (so that a refusal says what to
-// write instead of printing a regular expression). The rules must accept
-// exactly what these did: every case below is checked against them too.
-var formerPatterns = map[string]*regexp.Regexp{
-	"provider":  regexp.MustCompile(`^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/)?[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`),
-	"pipeline":  regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$`),
-	"sa":        regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`),
-	"namespace": regexp.MustCompile(`^(\*|[a-z0-9]([-a-z0-9]*[a-z0-9])?)$`),
-	"framework": regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`),
-	"cron":      regexp.MustCompile(`^(@(annually|yearly|monthly|weekly|daily|midnight|hourly)|@every [0-9]+[0-9a-z.]*|([0-9A-Za-z*?/,#-]+[ \t]+){4,5}[0-9A-Za-z*?/,#-]+)$`),
+// What the CEL rules admit, as Go regular expressions that must all match
+// (the rules are written as CEL so that a refusal says what to write instead
+// of printing a regular expression): every case below is checked against
+// these too. Names are DNS-1123 subdomains (dot-separated labels) of at most
+// 253 characters; RE2 has no lookahead, so the length is a second pattern.
+var formerPatterns = map[string]patterns{
+	"provider":  {regexp.MustCompile(`^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/)?` + subdomain + `$`), regexp.MustCompile(`^([^/]+/)?[^/]{1,253}$`)},
+	"pipeline":  {regexp.MustCompile(`^` + subdomain + `(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$`), regexp.MustCompile(`^[^:]{1,253}(:.*)?$`)},
+	"sa":        {regexp.MustCompile(`^` + subdomain + `$`)},
+	"namespace": {regexp.MustCompile(`^(\*|[a-z0-9]([-a-z0-9]*[a-z0-9])?)$`)},
+	"framework": {regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)},
+	"cron":      {regexp.MustCompile(`^(@(annually|yearly|monthly|weekly|daily|midnight|hourly)|@every [0-9]+[0-9a-z.]*|([0-9A-Za-z*?/,#-]+[ \t]+){4,5}[0-9A-Za-z*?/,#-]+)$`)},
+}
+
+const subdomain = `[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*`
+
+// patterns match a string when every one of them does.
+type patterns []*regexp.Regexp
+
+func (ps patterns) MatchString(s string) bool {
+	for _, p := range ps {
+		if !p.MatchString(s) {
+			return false
+		}
+	}
+	return true
 }
 
 func TestReferencesAndNamesSayWhatToWrite(t *testing.T) {
@@ -234,17 +250,19 @@ func TestReferencesAndNamesSayWhatToWrite(t *testing.T) {
 			accepted: []string{"kfp", "a", "team-a/kfp", "a/b", "kfp.v2", "team-a/kfp.example-1", "0/9",
 				long("n", 63) + "/" + long("p", 253), long("p", 253)},
 			refused: []string{"a/b/c", "Team-A/kfp", "team-a/KFP", "team.a/kfp", "-kfp", "kfp-", "kfp.", "/kfp", "team-a/",
+				"0..0", "team-a/kfp..v2", "kfp.-v2", "kfp-.v2", ".kfp", long("p", 254),
 				"kfp_1", "team a/kfp", "*/kfp", long("n", 64) + "/kfp", "team-a/" + long("p", 254)},
 		},
 		"pipeline": {
 			accepted: []string{"penguin", "penguin:v1", "penguin-pipeline:0.3.1", "p.q:V_1-x.2", "penguin:_x", "p:0",
 				"penguin:" + long("v", 128), long("p", 253) + ":" + long("v", 128)},
 			refused: []string{"penguin:1:2", "penguin:", ":v1", "penguin:-v1", "penguin:.v1", "Penguin", "penguin-",
+				"pen..guin", "pen.-guin:v1", long("p", 254), long("p", 254) + ":v1",
 				"pen guin", "penguin@sha256:abc", "team-a/penguin", "penguin:v/1", "penguin:" + long("v", 129)},
 		},
 		"sa": {
 			accepted: []string{"kfp-provider", "a", "a.b-c", "default", "0sa9"},
-			refused:  []string{"KFP", "-sa", "sa-", "sa.", "sa_1", "system:serviceaccount:team-a:kfp", "team-a/kfp", "s a"},
+			refused:  []string{"KFP", "-sa", "sa-", "sa.", "sa_1", "system:serviceaccount:team-a:kfp", "team-a/kfp", "s a", "s..a", "s.-a"},
 		},
 		"namespace": {
 			accepted: []string{"*", "team-b", "a", "0", long("n", 63)},

@@ -22,12 +22,27 @@ import (
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
 
-// The API's patterns for the references (api/v1beta1 markers): what the
-// API server admits.
+// What the API admits for the references (the CEL rules of the
+// api/v1beta1 markers; a name is a DNS-1123 subdomain of at most 253
+// characters, its length a second pattern as RE2 has no lookahead).
+const subdomain = `[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*`
+
 var (
-	providerRefPattern = regexp.MustCompile(`^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/)?[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`)
-	pipelineRefPattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$`)
+	providerRefPattern = admitted{regexp.MustCompile(`^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/)?` + subdomain + `$`), regexp.MustCompile(`^([^/]+/)?[^/]{1,253}$`)}
+	pipelineRefPattern = admitted{regexp.MustCompile(`^` + subdomain + `(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$`), regexp.MustCompile(`^[^:]{1,253}(:.*)?$`)}
 )
+
+// admitted matches a string when every pattern does.
+type admitted []*regexp.Regexp
+
+func (a admitted) MatchString(s string) bool {
+	for _, p := range a {
+		if !p.MatchString(s) {
+			return false
+		}
+	}
+	return true
+}
 
 // FuzzProviderKey: a reference splits at its first "/" into what it names;
 // the key's String (status.provider.name) reads back as the same key; an
