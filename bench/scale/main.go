@@ -619,22 +619,26 @@ func (b *bench) metricsReader(ctx context.Context, leader *process) (*scraper, e
 	if err := b.c.Create(ctx, binding); err != nil {
 		return nil, err
 	}
+	unbind := func() { _ = b.c.Delete(context.Background(), binding) }
 	tr, err := b.clientset.CoreV1().ServiceAccounts(b.ns).CreateToken(ctx, sa.Name,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](int64((4 * b.limit).Seconds()))}},
 		metav1.CreateOptions{})
 	if err != nil {
+		unbind()
 		return nil, err
 	}
-	s := &scraper{url: "https://" + leader.podIP + ":8443/metrics", token: tr.Status.Token, cleanUp: func() {
-		_ = b.c.Delete(context.Background(), binding)
-	}, http: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+	s := &scraper{url: "https://" + leader.podIP + ":8443/metrics", token: tr.Status.Token, cleanUp: unbind, http: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the operator's self-signed certificate
 	}}}
 	// A new binding takes a moment to reach the authorizer.
-	return s, b.waitFor(ctx, time.Minute, "the operator's metrics", func() (bool, error) {
+	if err := b.waitFor(ctx, time.Minute, "the operator's metrics", func() (bool, error) {
 		_, err := s.requests()
 		return err == nil, nil
-	})
+	}); err != nil {
+		s.cleanUp()
+		return nil, err
+	}
+	return s, nil
 }
 
 // scraper reads client-go's request counters from the operator's metrics.
