@@ -112,6 +112,8 @@ type bench struct {
 	ns        string
 	n         int
 	limit     time.Duration
+	// lastProgress is when a progress line was last printed.
+	lastProgress time.Time
 }
 
 func run(ctx context.Context, n int, skipDirect bool, limit time.Duration, keep bool, tuning tektonTuning) error {
@@ -708,11 +710,9 @@ func findProcess(ns, podPrefix string) (*process, error) {
 	return nil, fmt.Errorf("no process of a pod %s* (namespace %s) on this node", podPrefix, ns)
 }
 
-var lastProgress time.Time
-
 func (b *bench) progress(what string, done int, start time.Time) {
-	if time.Since(lastProgress) >= 15*time.Second {
-		lastProgress = time.Now()
+	if time.Since(b.lastProgress) >= 15*time.Second {
+		b.lastProgress = time.Now()
 		fmt.Printf("  %v: %d/%d %s\n", time.Since(start).Round(time.Second), done, b.n, what)
 	}
 }
