@@ -11,7 +11,6 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -35,6 +34,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/scheme"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
 )
 
 var (
@@ -66,19 +66,8 @@ func setup() error {
 	if clientset, err = kubernetes.NewForConfig(cfg); err != nil {
 		return err
 	}
-	f, err := os.Open(filepath.Join(root, "bin", "images.env"))
-	if err != nil {
-		return fmt.Errorf("image references (run hack/install-operator.sh): %w", err)
-	}
-	defer f.Close()
-	images = map[string]string{}
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if k, v, ok := strings.Cut(s.Text(), "="); ok {
-			images[k] = v
-		}
-	}
-	return s.Err()
+	images, err = testenv.Images()
+	return err
 }
 
 // namespace creates a namespace that enforces Pod Security `restricted`,

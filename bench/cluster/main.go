@@ -29,6 +29,7 @@ import (
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/scheme"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
 )
 
 func main() {
@@ -50,7 +51,7 @@ func run(n int) error {
 	if err != nil {
 		return err
 	}
-	images, err := readEnv(filepath.Join("bin", "images.env"))
+	images, err := testenv.Images()
 	if err != nil {
 		return err
 	}
@@ -214,18 +215,4 @@ func status(path string) (name string, rss int64) {
 		}
 	}
 	return name, rss
-}
-
-func readEnv(path string) (map[string]string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("%w (run make demo first)", err)
-	}
-	env := map[string]string{}
-	for _, line := range strings.Split(string(data), "\n") {
-		if k, v, ok := strings.Cut(line, "="); ok {
-			env[k] = v
-		}
-	}
-	return env, nil
 }

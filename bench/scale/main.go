@@ -22,7 +22,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	_ "embed"
@@ -123,9 +122,9 @@ func run(ctx context.Context, n int, skipDirect bool, limit time.Duration, keep 
 		return fmt.Errorf("the local cluster's kubeconfig (hack/cluster.sh up): %w", err)
 	}
 	cfg.QPS, cfg.Burst = clientQPS, 2*clientQPS
-	images, err := readImages(filepath.Join(root, "bin", "images.env"))
+	images, err := testenv.Images()
 	if err != nil {
-		return fmt.Errorf("image references (hack/install-operator.sh): %w", err)
+		return err
 	}
 	b := &bench{cfg: cfg, n: n, limit: limit, ns: fmt.Sprintf("scale-%d-%d", n, time.Now().Unix())}
 	if b.c, err = client.New(cfg, client.Options{Scheme: scheme.New()}); err != nil {
@@ -734,22 +733,6 @@ func (b *bench) waitFor(ctx context.Context, limit time.Duration, what string, d
 		}
 	}
 	return fmt.Errorf("%s: not after %v", what, limit)
-}
-
-func readImages(path string) (map[string]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	images := map[string]string{}
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if k, v, ok := strings.Cut(s.Text(), "="); ok {
-			images[k] = v
-		}
-	}
-	return images, s.Err()
 }
 
 func tail(b []byte, n int) string {
