@@ -92,10 +92,13 @@ fuzz: ## Run every fuzz target briefly (FUZZTIME executions each, 5000x) (findin
 	  go test $${target%%:*} -run '^$$' -fuzz "^$${target##*:}$$" -fuzztime $(FUZZTIME) || exit 1; \
 	done
 
-.PHONY: bench-cluster bench-scale
+.PHONY: bench-cluster bench-scale soak
 chaos: ## The chaos suite on the running local cluster (leader kills, kube-apiserver restarts, Tekton stopped; CHAOS_ROUNDS, CHAOS_PER_KIND); run after make demo.
 	./hack/cluster.sh exec env GOPROXY=off GOFLAGS=-mod=readonly CHAOS_ROUNDS=$${CHAOS_ROUNDS:-3} CHAOS_PER_KIND=$${CHAOS_PER_KIND:-8} \
 	  go test -tags e2e,chaos -count=1 -timeout 60m -run TestChaos -v ./e2e/
+
+soak: ## The chaos suite again and again for SOAK_DURATION (default 1h), SOAK_FLAGS e.g. -per-kind 20 -rounds 9; figures per iteration and overall; run after make demo.
+	./hack/cluster.sh exec env GOPROXY=off GOFLAGS=-mod=readonly go run ./bench/soak -duration $${SOAK_DURATION:-1h} $(SOAK_FLAGS)
 
 bench-scale: ## Operator overhead over Tekton with kwok's fake node (SCALE_N resources, SCALE_FLAGS e.g. -tekton-qps 100 -tekton-threads 8); run after make demo.
 	./hack/cluster.sh exec go run ./bench/scale -n $(SCALE_N) $(SCALE_FLAGS)
