@@ -40,18 +40,7 @@ func startCompletionChaos(t *testing.T, runs int) *completionChaos {
 	demoPipeline(t, c.ns, "consumer", "/consumer.yaml")
 	c.refs = append(c.refs, ref{c.ns, "Pipeline", "demo-ml"}, ref{c.ns, "Pipeline", "consumer"})
 	reportOnExamples(t, c.ns, "consumer")
-	create(t, c.ns, `
-kind: RunConfiguration
-metadata: {name: examples}
-spec:
-  run:
-    provider: kfp
-    pipeline: demo-ml
-    parameters: [{name: rows, value: "100"}]
-    artifacts: [{name: model, path: "train:model:0"}]
-  triggers:
-    schedules: [{cronExpression: "* * * * *"}]
-`)
+	examplesEveryMinute(t, c.ns)
 	c.refs = append(c.refs, ref{c.ns, "RunConfiguration", "report"}, ref{c.ns, "RunConfiguration", "examples"})
 	for i := range runs {
 		rows := "100"

@@ -262,18 +262,7 @@ func TestRunConfigurationChain(t *testing.T) {
 	demoPipeline(t, ns, "demo-ml", "/pipeline.yaml")
 	demoPipeline(t, ns, "consumer", "/consumer.yaml")
 	reportOnExamples(t, ns, "consumer")
-	create(t, ns, `
-kind: RunConfiguration
-metadata: {name: examples}
-spec:
-  run:
-    provider: kfp
-    pipeline: demo-ml
-    parameters: [{name: rows, value: "100"}]
-    artifacts: [{name: model, path: "train:model:0"}]
-  triggers:
-    schedules: [{cronExpression: "* * * * *"}]
-`)
+	examplesEveryMinute(t, ns)
 	waitFor(t, 4*time.Minute, "RunConfiguration examples synchronised", func() (bool, string) {
 		return synchronised(get(t, "RunConfiguration", ns, "examples"))
 	})
@@ -352,6 +341,24 @@ spec:
 		}
 	}
 	remove(t, "RunConfiguration", ns, "examples") // stop its schedule
+}
+
+// examplesEveryMinute creates RunConfiguration "examples" of Pipeline
+// demo-ml, scheduled every minute, its model as artifact "model".
+func examplesEveryMinute(t *testing.T, ns string) {
+	t.Helper()
+	create(t, ns, `
+kind: RunConfiguration
+metadata: {name: examples}
+spec:
+  run:
+    provider: kfp
+    pipeline: demo-ml
+    parameters: [{name: rows, value: "100"}]
+    artifacts: [{name: model, path: "train:model:0"}]
+  triggers:
+    schedules: [{cronExpression: "* * * * *"}]
+`)
 }
 
 // reportOnExamples creates RunConfiguration "report" of pipeline, triggered
