@@ -14,8 +14,6 @@ import (
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/naming"
 )
 
 // completionChaos is the part of the chaos suite whose runs complete: Runs
@@ -126,9 +124,9 @@ func (c *completionChaos) check(t *testing.T) {
 		}
 		published = c.published(t)
 		_, data, _ := c.sink.snapshot()
-		for id := range published {
-			if strings.Contains(data[id], `"status":"succeeded"`) && !triggered[naming.LabelValue("examples/"+id)] {
-				return false, "no run of report yet for examples' run " + id
+		for source := range succeededSources(published, data) {
+			if !triggered[source] {
+				return false, "no run of report yet for examples' run " + source
 			}
 		}
 		return true, ""
@@ -137,13 +135,10 @@ func (c *completionChaos) check(t *testing.T) {
 
 	received, data, refused := c.sink.snapshot()
 	expected := map[string]bool{}
-	succeeded := map[string]bool{} // examples' succeeded runs, by the trigger.source label of a run they trigger
+	succeeded := succeededSources(published, data)
 	for id := range published {
 		expected[id] = true
 		assert.Equal(t, 1, received[id], "examples' run %s's completion delivered exactly once", id)
-		if strings.Contains(data[id], `"status":"succeeded"`) {
-			succeeded[naming.LabelValue("examples/"+id)] = true
-		}
 	}
 	for _, name := range finished {
 		assert.True(t, published[name], "examples' run %s had finished before its schedule went, and its completion was published", name)
@@ -174,6 +169,18 @@ func (c *completionChaos) check(t *testing.T) {
 	}
 	t.Logf("%d completions (%d Runs, %d of them failed and %d triggered by examples' %d succeeded runs; %d runs of examples recorded) each delivered exactly once; the sink refused %d deliveries",
 		len(expected), len(runs), failed, reports, len(succeeded), len(published), refused)
+}
+
+// succeededSources are the trigger.source labels of the runs of report that
+// examples' published runs which succeeded (so their event says) trigger.
+func succeededSources(published map[string]bool, data map[string]string) map[string]bool {
+	sources := map[string]bool{}
+	for id := range published {
+		if strings.Contains(data[id], `"status":"succeeded"`) {
+			sources[examplesSource(id)] = true
+		}
+	}
+	return sources
 }
 
 // published is the set of examples' completions the operator recorded

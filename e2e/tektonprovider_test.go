@@ -331,7 +331,7 @@ func TestRunConfigurationChain(t *testing.T) {
 	succeeded := map[string]bool{} // by the trigger.source label a Run for that upstream run carries
 	for _, pr := range upstream.Items {
 		if succeededCondition(&pr) == "True" {
-			succeeded[naming.LabelValue("examples/"+pr.Name)] = true
+			succeeded[examplesSource(pr.Name)] = true
 		}
 	}
 	for _, r := range list(t, ns, "Run") {
@@ -360,6 +360,10 @@ spec:
     schedules: [{cronExpression: "* * * * *"}]
 `)
 }
+
+// examplesSource is the trigger.source label of the Run that examples'
+// run id triggers.
+func examplesSource(id string) string { return naming.LabelValue("examples/" + id) }
 
 // reportOnExamples creates RunConfiguration "report" of pipeline, triggered
 // by RunConfiguration "examples" and taking its artifact "model" as the
