@@ -81,4 +81,8 @@ const (
 	// ReasonDependencyMissing: a valueFrom parameter names a
 	// RunConfiguration artifact that does not exist yet; the run waits.
 	ReasonDependencyMissing = "DependencyMissing"
+	// ReasonQueued: the operation waits for room among its Provider's
+	// operations in flight (the operator's maxOperationsInFlight); it starts,
+	// first in first out, as they end.
+	ReasonQueued = "Queued"
 )

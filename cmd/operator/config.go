@@ -29,6 +29,7 @@ func defaults() operator.Config {
 		OperationTimeout:        metav1.Duration{Duration: 15 * time.Minute},
 		ArtifactRepositoryTTL:   metav1.Duration{Duration: 10 * time.Second},
 		KeepRunsPerOperation:    3,
+		MaxOperationsInFlight:   200,
 		CompileVolumeSize:       "64Mi",
 		EventsBindAddress:       ":8082",
 		EventsTokenAudience:     operator.DefaultEventsTokenAudience,
@@ -57,6 +58,7 @@ func bind(fs *flag.FlagSet, cfg *operator.Config, file *string) {
 	fs.DurationVar(&cfg.RetryBackoffMax.Duration, "retry-backoff-max", cfg.RetryBackoffMax.Duration, "longest wait between retries of a failed operation")
 	fs.DurationVar(&cfg.ArtifactRepositoryTTL.Duration, "artifact-repository-ttl", cfg.ArtifactRepositoryTTL.Duration, "how stale a namespace's artifact-repositories ConfigMap may be when a run is built")
 	fs.IntVar(&cfg.KeepRunsPerOperation, "keep-runs-per-operation", cfg.KeepRunsPerOperation, "finished PipelineRuns of each operation a resource keeps (besides those the operator needs: the newest succeeded create or update, retried failures); 0 keeps all")
+	fs.IntVar(&cfg.MaxOperationsInFlight, "max-operations-in-flight", cfg.MaxOperationsInFlight, "operation PipelineRuns each Provider may have unfinished at once; more wait (Ready reason Queued); 0 is no bound")
 	fs.StringVar(&cfg.CompileStorageClass, "compile-storage-class", cfg.CompileStorageClass, "storage class of the claim a pipeline compile hands its definition over in; empty: the cluster's default")
 	fs.StringVar(&cfg.CompileVolumeSize, "compile-volume-size", cfg.CompileVolumeSize, "size of that claim")
 	fs.DurationVar(&cfg.RunCompletionTTL.Duration, "run-completion-ttl", cfg.RunCompletionTTL.Duration, "delete a Run this long after it completed; 0 keeps completed Runs")

@@ -281,6 +281,25 @@ func startOrWait(o Observation, runs runSet, op, version string) Decision {
 	return Decision{Action: action, Report: report(status.Progressing(state, runningMessage(&started, len(failures), previous)))}
 }
 
+// queuedRecheck bounds how long a queued resource waits if a wake-up is
+// lost (the limiter wakes it when it has room, see internal/controller/inflight);
+// long, so that thousands waiting cost few reconciles.
+const queuedRecheck = 5 * time.Minute
+
+// queued is d when the run it starts must wait for room among its
+// Provider's limit of operations in flight. The message is the same at
+// every look, so waiting writes nothing.
+func queued(o Observation, d Decision, limit int) Decision {
+	op := d.Action.Op
+	d.Action = Action{}
+	d.Report = report(status.Blocked(pipelinesv1beta1.ReasonQueued, operationState(op), fmt.Sprintf(
+		"queued: provider %s has %d operations in flight, the operator's limit (maxOperationsInFlight); this %s starts when one of them ends, first in first out",
+		o.ProviderKey, limit, op)))
+	d.Observed = false
+	d.Outcome = outcome.WaitFor(queuedRecheck)
+	return d
+}
+
 // notStarted is the decision when apply could not start the run d asked
 // for: the error says whether anything but a changed spec can help.
 func notStarted(o Observation, d Decision, err error) Decision {

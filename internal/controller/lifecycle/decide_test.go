@@ -489,3 +489,40 @@ func TestOnlyUsersChanged(t *testing.T) {
 	spec.Spec.AllowedNamespaces = []string{"team-b"}
 	assert.False(t, onlyUsersChanged(old, spec), "a spec change wakes the users")
 }
+
+func TestQueued(t *testing.T) {
+	Unknown := metav1.ConditionUnknown
+	record := []*RunRecord{run(1, OpCreate, "v1", succeededAt("pipeline-7", time.Hour))}
+	for _, tc := range []struct {
+		name   string
+		change func(*Observation)
+		want   want
+	}{{
+		name: "a create waits Creating, looked at again only if no wake-up comes",
+		want: want{ready: Unknown, reason: pipelinesv1beta1.ReasonQueued, state: pipelinesv1beta1.StateCreating,
+			message: []string{"provider team-a/kfp has 200 operations in flight", "this create starts when one of them ends"},
+			outcome: outcome.Waiting, after: queuedRecheck},
+	}, {
+		name:   "an update waits Updating, keeping the backend record",
+		change: func(o *Observation) { o.Runs = record },
+		want: want{ready: Unknown, reason: pipelinesv1beta1.ReasonQueued, state: pipelinesv1beta1.StateUpdating,
+			message: []string{"this update starts"}, record: "pipeline-7", outcome: outcome.Waiting, after: queuedRecheck},
+	}, {
+		name:   "a delete waits Deleting",
+		change: func(o *Observation) { o.Deleting, o.Runs = true, record },
+		want: want{ready: Unknown, reason: pipelinesv1beta1.ReasonQueued, state: pipelinesv1beta1.StateDeleting,
+			message: []string{"this delete starts"}, record: "pipeline-7", outcome: outcome.Waiting, after: queuedRecheck},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := observation(tc.change)
+			started := decide(o)
+			if !assert.Equal(t, StartRun, started.Action.Kind) {
+				return
+			}
+			d := queued(o, started, 200)
+			assert.Equal(t, Nothing, d.Action.Kind, "no run is started")
+			check(t, tc.want, d)
+			assert.Equal(t, d.Report, queued(o, started, 200).Report, "the same message at every look: waiting writes nothing")
+		})
+	}
+}

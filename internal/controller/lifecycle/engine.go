@@ -20,12 +20,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/inflight"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/status"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/naming"
 )
@@ -113,7 +116,14 @@ type Reconciler[T Subject] struct {
 	KeepRunsPerOperation int
 	// CompileVolume is the claim a compiling run's definition travels in.
 	CompileVolume CompileVolume
-	Now           func() time.Time
+	// Limiter bounds the operations each Provider has in flight, across
+	// kinds (NewLimiter); nil for no bound.
+	Limiter *inflight.Limiter
+	Now     func() time.Time
+
+	// queue is the controller's work queue once it runs: the limiter wakes
+	// a queued resource through it.
+	queue atomic.Pointer[workqueue.TypedRateLimitingInterface[reconcile.Request]]
 
 	configMapsOnce sync.Once
 	configMapCache *configMapReader
@@ -138,6 +148,7 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			resourceGone(r.Kind.Name, req.NamespacedName)
+			r.forgetWaiter(ctx, req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

@@ -74,6 +74,9 @@ func (r *Reconciler[T]) SetupWithManager(ctx context.Context, mgr ctrl.Manager, 
 		b = b.Watches(&pipelinesv1beta1.RunConfiguration{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(list, IndexDependency)),
 			builder.WithPredicates(LatestRunsChanged))
 	}
+	if r.Limiter != nil {
+		b = b.WatchesRawSource(r.watchQueue())
+	}
 	return b.WithOptions(opts).Named(r.Kind.Name).Complete(r)
 }
 

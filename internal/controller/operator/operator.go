@@ -27,6 +27,7 @@ import (
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/completion"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/experiment"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/inflight"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/pipeline"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/provider"
@@ -87,6 +88,13 @@ type Config struct {
 	// keeps every run; cmd/operator and the chart default to 3. A released
 	// resource's runs are deleted whatever this says.
 	KeepRunsPerOperation int `json:"keepRunsPerOperation,omitempty"`
+	// MaxOperationsInFlight bounds the operation PipelineRuns each Provider
+	// has unfinished at once, across every kind; resources beyond it wait,
+	// first in first out, with Ready reason Queued. It keeps a burst (a
+	// release applying thousands of resources) from flooding Tekton, which
+	// slows down for everyone as its queue grows. 0 (the zero value) is no
+	// bound; cmd/operator and the chart default to 200.
+	MaxOperationsInFlight int `json:"maxOperationsInFlight,omitempty"`
 	// CompileStorageClass is the storage class of the claim each pipeline
 	// compile makes to hand its definition to the provider's pod; empty uses
 	// the cluster's default class.
@@ -137,6 +145,9 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 	if cfg.KeepRunsPerOperation < 0 {
 		return nil, fmt.Errorf("keepRunsPerOperation must not be negative, got %d", cfg.KeepRunsPerOperation)
 	}
+	if cfg.MaxOperationsInFlight < 0 {
+		return nil, fmt.Errorf("maxOperationsInFlight must not be negative (0 is no bound), got %d", cfg.MaxOperationsInFlight)
+	}
 	if err := ValidateEventSinks(cfg.EventSinks); err != nil {
 		return nil, err
 	}
@@ -170,6 +181,12 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 	if err := lifecycle.IndexRunOwners(ctx, mgr); err != nil {
 		return nil, err
 	}
+	var limiter *inflight.Limiter
+	if cfg.MaxOperationsInFlight > 0 {
+		if limiter, err = lifecycle.NewLimiter(ctx, mgr, cfg.MaxOperationsInFlight); err != nil {
+			return nil, err
+		}
+	}
 	engine := engineSettings{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("kfp-tekton-operator"),
 		WorkflowNamespace: cfg.WorkflowNamespace, HelperImage: cfg.HelperImage,
@@ -179,6 +196,7 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 		OperationTimeout: orDefault(cfg.OperationTimeout.Duration, 15*time.Minute),
 		KeepRuns:         cfg.KeepRunsPerOperation,
 		CompileVolume:    compileVolume,
+		Limiter:          limiter,
 	}
 	completions := &completion.Recorder{Client: mgr.GetClient(), Events: engine.Recorder, Sinks: SinkNames(cfg.EventSinks)}
 	for _, setup := range []func() error{
@@ -297,6 +315,7 @@ type engineSettings struct {
 	ConfigMapTTL      time.Duration
 	KeepRuns          int
 	CompileVolume     lifecycle.CompileVolume
+	Limiter           *inflight.Limiter
 }
 
 func setupKind[T lifecycle.Subject](ctx context.Context, mgr ctrl.Manager, s engineSettings, kind lifecycle.Kind[T],
@@ -305,7 +324,7 @@ func setupKind[T lifecycle.Subject](ctx context.Context, mgr ctrl.Manager, s eng
 		Kind: kind, Client: s.Client, APIReader: s.APIReader, Recorder: s.Recorder,
 		WorkflowNamespace: s.WorkflowNamespace, HelperImage: s.HelperImage, Backoff: s.Backoff, RetryAfter: s.RetryAfter,
 		ConfigMapTTL: s.ConfigMapTTL, OperationTimeout: s.OperationTimeout, KeepRunsPerOperation: s.KeepRuns,
-		CompileVolume: s.CompileVolume,
+		CompileVolume: s.CompileVolume, Limiter: s.Limiter,
 	}
 	return r.SetupWithManager(ctx, mgr, list, opts)
 }

@@ -1,0 +1,21 @@
+package inflight
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// Metrics of the limit, in controller-runtime's registry (served on the
+// operator's /metrics endpoint). README.md lists them.
+var (
+	queuedGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "kfp_operations_queued",
+		Help: "Resources waiting for room to start an operation, by Provider (namespace/name): it has maxOperationsInFlight in flight.",
+	}, []string{"provider"})
+	inFlightGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "kfp_operations_in_flight",
+		Help: "Operation PipelineRuns not yet ended, by Provider (namespace/name), as last counted when a resource asked to start one.",
+	}, []string{"provider"})
+)
+
+func init() { metrics.Registry.MustRegister(queuedGauge, inFlightGauge) }

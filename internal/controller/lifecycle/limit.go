@@ -1,0 +1,133 @@
+package lifecycle
+
+import (
+	"context"
+	"time"
+
+	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/inflight"
+)
+
+// IndexUnfinishedProvider indexes the operator's operation PipelineRuns
+// that have not ended by "namespace/name" of their Provider.
+const IndexUnfinishedProvider = "pipelines.kubeflow.org/unfinished.provider"
+
+// NewLimiter bounds the operations in flight per Provider to limit, for
+// every lifecycle controller of mgr (give it to each Reconciler); call it
+// once per manager, before they are set up.
+func NewLimiter(ctx context.Context, mgr ctrl.Manager, limit int) (*inflight.Limiter, error) {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &tektonv1.PipelineRun{}, IndexUnfinishedProvider, func(obj client.Object) []string {
+		if pr := obj.(*tektonv1.PipelineRun); isOperation(pr) && !pr.IsDone() {
+			return []string{runProvider(pr)}
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	limiter := inflight.New(limit, cachedRuns{mgr.GetCache()}, time.Now)
+	informer, err := mgr.GetCache().GetInformer(ctx, &tektonv1.PipelineRun{})
+	if err != nil {
+		return nil, err
+	}
+	// A run that ends or goes makes room for its Provider's next waiter.
+	// On a replica that is not leading no one waits, and this costs nothing.
+	_, err = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(old, updated any) {
+			before, ok1 := old.(*tektonv1.PipelineRun)
+			after, ok2 := updated.(*tektonv1.PipelineRun)
+			if ok1 && ok2 && isOperation(after) && !before.IsDone() && after.IsDone() {
+				limiter.Wake(ctx, runProvider(after))
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if tombstone, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = tombstone.Obj
+			}
+			if pr, ok := obj.(*tektonv1.PipelineRun); ok && isOperation(pr) {
+				limiter.Wake(ctx, runProvider(pr))
+			}
+		},
+	})
+	return limiter, err
+}
+
+// isOperation: pr is one of the operator's operation runs (not an ML run
+// of the Tekton provider, which the same cache holds).
+func isOperation(pr *tektonv1.PipelineRun) bool {
+	return pr.Labels[LabelManagedBy] == ManagedBy && pr.Labels[LabelOperation] != ""
+}
+
+// cachedRuns reads the limiter's counts from the manager's cache.
+type cachedRuns struct{ cache client.Reader }
+
+func (c cachedRuns) Unfinished(ctx context.Context, provider string) ([]types.NamespacedName, error) {
+	list := &tektonv1.PipelineRunList{}
+	// Read only, and up to the limit of them on every admission: no copies.
+	if err := c.cache.List(ctx, list, client.MatchingFields{IndexUnfinishedProvider: provider}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	runs := make([]types.NamespacedName, len(list.Items))
+	for i := range list.Items {
+		runs[i] = client.ObjectKeyFromObject(&list.Items[i])
+	}
+	return runs, nil
+}
+
+func (c cachedRuns) Seen(ctx context.Context, run types.NamespacedName) (bool, error) {
+	err := c.cache.Get(ctx, run, &tektonv1.PipelineRun{}, client.UnsafeDisableDeepCopy)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// waiterKey names a resource of this kind in the limiter's queues.
+func (r *Reconciler[T]) waiterKey(key types.NamespacedName) string {
+	return r.Kind.Name + "/" + key.String()
+}
+
+// admit asks the limiter for room for run, which obj is about to start;
+// without a limiter there is always room.
+func (r *Reconciler[T]) admit(ctx context.Context, obj T, o Observation, run types.NamespacedName) (inflight.Admission, error) {
+	if r.Limiter == nil {
+		return inflight.Admission{Admitted: true}, nil
+	}
+	key := client.ObjectKeyFromObject(obj)
+	return r.Limiter.Acquire(ctx, o.ProviderKey.String(), inflight.Waiter{Key: r.waiterKey(key), Wake: func() {
+		if q := r.queue.Load(); q != nil {
+			(*q).Add(reconcile.Request{NamespacedName: key})
+		}
+	}}, run)
+}
+
+// giveBack returns the room admit gave for run, which was not created.
+func (r *Reconciler[T]) giveBack(ctx context.Context, o Observation, run types.NamespacedName) {
+	if r.Limiter != nil {
+		r.Limiter.Release(ctx, o.ProviderKey.String(), run)
+	}
+}
+
+// forgetWaiter takes the resource out of the limiter's queue, if it waits
+// there: it is gone, or no longer needs to start an operation.
+func (r *Reconciler[T]) forgetWaiter(ctx context.Context, key types.NamespacedName) {
+	if r.Limiter != nil {
+		r.Limiter.Forget(ctx, r.waiterKey(key))
+	}
+}
+
+// watchQueue keeps the controller's queue for the limiter's wake-ups.
+func (r *Reconciler[T]) watchQueue() source.Source {
+	return source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+		r.queue.Store(&q)
+		return nil
+	})
+}
