@@ -83,6 +83,13 @@ type Admission struct {
 func (l *Limiter) Acquire(ctx context.Context, provider string, w Waiter, run types.NamespacedName) (Admission, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if was, ok := l.waiting[w.Key]; ok && was != provider {
+		// Its spec names another Provider now (allowed until it has a
+		// backend id): its place in the old queue is someone else's.
+		old := l.queue(was)
+		l.dequeue(was, old, old.position(w.Key))
+		l.wake(ctx, was, old)
+	}
 	q := l.queue(provider)
 	inFlight, err := l.inFlight(ctx, provider, q)
 	if err != nil {

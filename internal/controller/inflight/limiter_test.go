@@ -168,3 +168,18 @@ func TestAdmittedRunStopsCountingWhenSeenFinishedOrNeverSeen(t *testing.T) {
 	h.now = h.now.Add(creationGrace + time.Second)
 	assert.True(t, h.acquire(t, "team-a/p", "c").Admitted)
 }
+
+func TestWaiterThatMovesToAnotherProviderLeavesTheOldQueue(t *testing.T) {
+	h := newHarness(1)
+	require.True(t, h.acquire(t, "team-a/p", "a").Admitted)
+	require.False(t, h.acquire(t, "team-a/p", "b").Admitted)
+	require.False(t, h.acquire(t, "team-a/p", "c").Admitted)
+	assert.True(t, h.acquire(t, "team-a/q", "b").Admitted, "b's spec names another provider now")
+	assert.Empty(t, h.woken, "no room in the old queue yet")
+
+	h.cache.runs[run("a")] = "team-a/p"
+	h.cache.done[run("a")] = true
+	h.Wake(context.Background(), "team-a/p")
+	assert.Equal(t, []string{"c"}, h.woken, "c is first now")
+	assert.True(t, h.acquire(t, "team-a/p", "c").Admitted)
+}
