@@ -20,8 +20,8 @@ type Runs interface {
 	// Unfinished are the provider's ("namespace/name") operation runs that
 	// have not ended.
 	Unfinished(ctx context.Context, provider string) ([]types.NamespacedName, error)
-	// Seen: run is in the cache (so Unfinished counts it while it runs).
-	Seen(ctx context.Context, run types.NamespacedName) (bool, error)
+	// Ended: run is in the cache, finished.
+	Ended(ctx context.Context, run types.NamespacedName) (bool, error)
 }
 
 // Waiter is a resource that asked to start an operation.
@@ -186,7 +186,7 @@ func (q *providerQueue) position(key string) int {
 }
 
 // inFlight counts the provider's unfinished runs the cache holds, and the
-// runs admitted that it does not show yet. An admitted run the cache shows
+// runs admitted that its list did not show. An admitted run the cache shows
 // finished, or that never showed within creationGrace, no longer counts.
 func (l *Limiter) inFlight(ctx context.Context, provider string, q *providerQueue) (int, error) {
 	unfinished, err := l.runs.Unfinished(ctx, provider)
@@ -208,11 +208,13 @@ func (l *Limiter) inFlight(ctx context.Context, provider string, q *providerQueu
 			delete(q.creating, run)
 			continue
 		}
-		seen, err := l.runs.Seen(ctx, run)
+		// Not in the list: not cached yet, finished already, or cached just
+		// after the list was read.
+		ended, err := l.runs.Ended(ctx, run)
 		if err != nil {
 			return 0, err
 		}
-		if seen { // and finished already
+		if ended {
 			delete(q.creating, run)
 			continue
 		}

@@ -48,21 +48,23 @@ func TestToWake(t *testing.T) {
 type fakeRuns struct {
 	runs map[types.NamespacedName]string // run → provider
 	done map[types.NamespacedName]bool
+	// late runs are cached just after Unfinished read the index.
+	late map[types.NamespacedName]bool
 }
 
 func (f *fakeRuns) Unfinished(_ context.Context, provider string) ([]types.NamespacedName, error) {
 	var out []types.NamespacedName
 	for run, p := range f.runs {
-		if p == provider && !f.done[run] {
+		if p == provider && !f.done[run] && !f.late[run] {
 			out = append(out, run)
 		}
 	}
 	return out, nil
 }
 
-func (f *fakeRuns) Seen(_ context.Context, run types.NamespacedName) (bool, error) {
+func (f *fakeRuns) Ended(_ context.Context, run types.NamespacedName) (bool, error) {
 	_, ok := f.runs[run]
-	return ok, nil
+	return ok && f.done[run], nil
 }
 
 type harness struct {
@@ -182,4 +184,12 @@ func TestWaiterThatMovesToAnotherProviderLeavesTheOldQueue(t *testing.T) {
 	h.Wake(context.Background(), "team-a/p")
 	assert.Equal(t, []string{"c"}, h.woken, "c is first now")
 	assert.True(t, h.acquire(t, "team-a/p", "c").Admitted)
+}
+
+func TestAdmittedRunCachedWhileCountingStillCounts(t *testing.T) {
+	h := newHarness(1)
+	require.True(t, h.acquire(t, "team-a/p", "a").Admitted)
+	h.cache.runs[run("a")] = "team-a/p"
+	h.cache.late = map[types.NamespacedName]bool{run("a"): true}
+	assert.False(t, h.acquire(t, "team-a/p", "b").Admitted, "in the cache, unfinished, though not in the list read a moment before")
 }

@@ -33,27 +33,15 @@ func (r *Reconciler[T]) apply(ctx context.Context, obj T, o Observation, d Decis
 	// Runs are pruned only in a reconcile that starts none, on a complete
 	// view: what it deletes is then never what the new run is judged by.
 	pruning := d.Action.Kind != StartRun && !o.AwaitingCache
-	if d.Action.Kind != StartRun {
-		// If it was queued for room to start one, it no longer needs it.
-		r.forgetWaiter(ctx, client.ObjectKeyFromObject(obj))
-	}
 	switch d.Action.Kind {
 	case StartRun:
-		a := d.Action
-		run := types.NamespacedName{Namespace: o.WorkflowNamespace, Name: RunName(o.Traits.Name, o.Subject, a.Op, a.Version, a.Ordinal)}
-		admission, err := r.admit(ctx, obj, o, run)
-		switch {
-		case err != nil:
-			return ctrl.Result{}, fmt.Errorf("counting the operations in flight for provider %s: %w", o.ProviderKey, err)
-		case !admission.Admitted:
-			d = queued(o, d, r.Limiter.Limit())
-		default:
-			if err := r.startRun(ctx, obj, o, a); err != nil {
-				r.giveBack(ctx, o, run)
-				d = notStarted(o, d, err)
-			} else {
-				r.recordDependencies(obj, o, a)
+		if err := r.startRun(ctx, obj, o, d.Action); err != nil {
+			if !mayHaveCreated(err) {
+				r.giveBack(ctx, o, runKey(o, d.Action))
 			}
+			d = notStarted(o, d, err)
+		} else {
+			r.recordDependencies(obj, o, d.Action)
 		}
 	case Cancel:
 		if err := r.cancel(ctx, d.Action.Run); err != nil {

@@ -286,10 +286,10 @@ func startOrWait(o Observation, runs runSet, op, version string) Decision {
 // long, so that thousands waiting cost few reconciles.
 const queuedRecheck = 5 * time.Minute
 
-// queued is d when the run it starts must wait for room among its
+// waitForRoom is d when the run it starts must wait for room among its
 // Provider's limit of operations in flight. The message is the same at
 // every look, so waiting writes nothing.
-func queued(o Observation, d Decision, limit int) Decision {
+func waitForRoom(o Observation, d Decision, limit int) Decision {
 	op := d.Action.Op
 	d.Action = Action{}
 	d.Report = report(status.Blocked(pipelinesv1beta1.ReasonQueued, operationState(op), fmt.Sprintf(

@@ -519,10 +519,34 @@ func TestQueued(t *testing.T) {
 			if !assert.Equal(t, StartRun, started.Action.Kind) {
 				return
 			}
-			d := queued(o, started, 200)
+			d := waitForRoom(o, started, 200)
 			assert.Equal(t, Nothing, d.Action.Kind, "no run is started")
 			check(t, tc.want, d)
-			assert.Equal(t, d.Report, queued(o, started, 200).Report, "the same message at every look: waiting writes nothing")
+			assert.Equal(t, d.Report, waitForRoom(o, started, 200).Report, "the same message at every look: waiting writes nothing")
 		})
+	}
+}
+
+func TestMayHaveCreated(t *testing.T) {
+	pr := schema.GroupResource{Group: "tekton.dev", Resource: "pipelineruns"}
+	refused := func(err error) error { return &createRefusal{"team-a", "pipeline-x", err} }
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"a malformed artifact repository: never sent", &problem{pipelinesv1beta1.ReasonArtifactRepoInvalid, "bad"}, false},
+		{"a spec that cannot be served: never sent", &specError{errors.New("too large")}, false},
+		{"a build failure: never sent", &internalError{errors.New("bug")}, false},
+		{"invalid: refused", refused(apierrors.NewInvalid(schema.GroupKind{Group: "tekton.dev", Kind: "PipelineRun"}, "pipeline-x", nil)), false},
+		{"forbidden: refused", refused(apierrors.NewForbidden(pr, "pipeline-x", errors.New("being terminated"))), false},
+		{"too many requests: refused", refused(apierrors.NewTooManyRequests("slow down", 1)), false},
+		{"the name is another's run: ours was not made", refused(apierrors.NewAlreadyExists(pr, "pipeline-x")), false},
+		{"a timeout: the answer may be lost", refused(apierrors.NewTimeoutError("timed out", 1)), true},
+		{"an internal error: the answer may be lost", refused(apierrors.NewInternalError(errors.New("etcd leader changed"))), true},
+		{"no answer at all", refused(errors.New("connection reset by peer")), true},
+		{"ours, but reading it failed", errors.New("reading PipelineRun team-a/pipeline-x whose name is taken: timeout"), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, mayHaveCreated(tc.err)) })
 	}
 }

@@ -12,6 +12,7 @@ package lifecycle
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -144,11 +145,19 @@ type Reconciler[T Subject] struct {
 
 // Reconcile synchronises one resource with its backend.
 func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	queued := false
+	defer func() {
+		// A resource stays in the limiter's queue only while its reconciles
+		// end there; one that went, needs no run now, or failed before it
+		// asked (an error), must not hold the place of those behind it.
+		if !queued {
+			r.forgetWaiter(ctx, req.NamespacedName)
+		}
+	}()
 	obj := r.Kind.New()
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			resourceGone(r.Kind.Name, req.NamespacedName)
-			r.forgetWaiter(ctx, req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -168,7 +177,17 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return r.apply(ctx, obj, o, decide(o))
+	d := decide(o)
+	if d.Action.Kind == StartRun {
+		admission, err := r.admit(ctx, obj, o, runKey(o, d.Action))
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("counting the operations in flight for provider %s: %w", o.ProviderKey, err)
+		}
+		if queued = !admission.Admitted; queued {
+			d = waitForRoom(o, d, r.Limiter.Limit())
+		}
+	}
+	return r.apply(ctx, obj, o, d)
 }
 
 // statusWriter writes a resource's status and records its transitions.

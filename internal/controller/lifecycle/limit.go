@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
@@ -38,9 +39,15 @@ func NewLimiter(ctx context.Context, mgr ctrl.Manager, limit int) (*inflight.Lim
 	if err != nil {
 		return nil, err
 	}
-	// A run that ends or goes makes room for its Provider's next waiter.
-	// On a replica that is not leading no one waits, and this costs nothing.
+	// A run that ends or goes makes room for its Provider's next waiter; so
+	// does one the cache first shows finished (after a watch gap). On a
+	// replica that is not leading no one waits, and this costs nothing.
 	_, err = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if pr, ok := obj.(*tektonv1.PipelineRun); ok && isOperation(pr) && pr.IsDone() {
+				limiter.Wake(ctx, runProvider(pr))
+			}
+		},
 		UpdateFunc: func(old, updated any) {
 			before, ok1 := old.(*tektonv1.PipelineRun)
 			after, ok2 := updated.(*tektonv1.PipelineRun)
@@ -82,12 +89,15 @@ func (c cachedRuns) Unfinished(ctx context.Context, provider string) ([]types.Na
 	return runs, nil
 }
 
-func (c cachedRuns) Seen(ctx context.Context, run types.NamespacedName) (bool, error) {
-	err := c.cache.Get(ctx, run, &tektonv1.PipelineRun{}, client.UnsafeDisableDeepCopy)
-	if apierrors.IsNotFound(err) {
+func (c cachedRuns) Ended(ctx context.Context, run types.NamespacedName) (bool, error) {
+	pr := &tektonv1.PipelineRun{}
+	switch err := c.cache.Get(ctx, run, pr, client.UnsafeDisableDeepCopy); {
+	case apierrors.IsNotFound(err):
 		return false, nil
+	case err != nil:
+		return false, err
 	}
-	return err == nil, err
+	return pr.IsDone(), nil
 }
 
 // waiterKey names a resource of this kind in the limiter's queues.
@@ -107,6 +117,34 @@ func (r *Reconciler[T]) admit(ctx context.Context, obj T, o Observation, run typ
 			(*q).Add(reconcile.Request{NamespacedName: key})
 		}
 	}}, run)
+}
+
+// runKey names the run a would start.
+func runKey(o Observation, a Action) types.NamespacedName {
+	return types.NamespacedName{Namespace: o.WorkflowNamespace, Name: RunName(o.Traits.Name, o.Subject, a.Op, a.Version, a.Ordinal)}
+}
+
+// mayHaveCreated: after startRun failed with err, its run may exist all the
+// same (an answer lost to a timeout, a name found taken), so its room stays
+// taken until the cache shows the run or the limiter's grace ends. Only a
+// run never sent, or one the API server refused (4xx), surely does not.
+func mayHaveCreated(err error) bool {
+	var (
+		prob     *problem
+		spec     *specError
+		internal *internalError
+		refusal  *createRefusal
+		status   apierrors.APIStatus
+	)
+	switch {
+	case errors.As(err, &prob), errors.As(err, &spec), errors.As(err, &internal):
+		return false
+	case errors.As(err, &refusal) && errors.As(refusal.err, &status):
+		// A name taken by a run not made for it (409) is a refusal too.
+		code := status.Status().Code
+		return code < 400 || code >= 500
+	}
+	return true
 }
 
 // giveBack returns the room admit gave for run, which was not created.
