@@ -253,6 +253,15 @@ func (p phase) print(name, what string, n int) {
 
 // startFakeNode runs kwok for one fake node and waits for it to be Ready.
 func (b *bench) startFakeNode(ctx context.Context, root string) (func(), error) {
+	// The node is the bench's: its end deletes it. One already there is
+	// another bench's (still cleaning up, perhaps), whose end would take
+	// this one's node away mid-run and send its pods to the real node.
+	switch err := b.c.Get(ctx, client.ObjectKey{Name: fakeNode}, &corev1.Node{}); {
+	case err == nil:
+		return nil, fmt.Errorf("node %s exists: another bench/scale is running; wait for it to end (or, if none runs, kubectl delete node %s)", fakeNode, fakeNode)
+	case !apierrors.IsNotFound(err):
+		return nil, err
+	}
 	dir, err := os.MkdirTemp("", "scale-bench")
 	if err != nil {
 		return nil, err
@@ -287,7 +296,7 @@ func (b *bench) startFakeNode(ctx context.Context, root string) (func(), error) 
 		Spec:       corev1.NodeSpec{Taints: []corev1.Taint{{Key: fakeNodeLabel, Value: "true", Effect: corev1.TaintEffectNoSchedule}}},
 		Status:     corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
 	}
-	if err := client.IgnoreAlreadyExists(b.c.Create(ctx, node)); err != nil {
+	if err := b.c.Create(ctx, node); err != nil {
 		stop()
 		return nil, err
 	}
