@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -144,8 +145,14 @@ type Reconciler[T Subject] struct {
 }
 
 // Reconcile synchronises one resource with its backend.
-func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
 	queued := false
+	defer func() {
+		// A priority belongs to the event that queued this reconcile (see
+		// PriorityProgress), not to the resource: what it queues next, a
+		// recheck or a retry, takes its turn at the default.
+		result.Priority = ptr.To(0)
+	}()
 	defer func() {
 		// A resource stays in the limiter's queue only while its reconciles
 		// end there; one that went, needs no run now, or failed before it

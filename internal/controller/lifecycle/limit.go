@@ -51,7 +51,7 @@ func NewLimiter(ctx context.Context, mgr ctrl.Manager, limit int) (*inflight.Lim
 		UpdateFunc: func(old, updated any) {
 			before, ok1 := old.(*tektonv1.PipelineRun)
 			after, ok2 := updated.(*tektonv1.PipelineRun)
-			if ok1 && ok2 && isOperation(after) && !before.IsDone() && after.IsDone() {
+			if ok1 && ok2 && isOperation(after) && endedNow(before, after) {
 				limiter.Wake(ctx, runProvider(after))
 			}
 		},
@@ -112,11 +112,15 @@ func (r *Reconciler[T]) admit(ctx context.Context, obj T, o Observation, run typ
 		return inflight.Admission{Admitted: true}, nil
 	}
 	key := client.ObjectKeyFromObject(obj)
-	return r.Limiter.Acquire(ctx, o.ProviderKey.String(), inflight.Waiter{Key: r.waiterKey(key), Wake: func() {
-		if q := r.queue.Load(); q != nil {
-			(*q).Add(reconcile.Request{NamespacedName: key})
-		}
-	}}, run)
+	return r.Limiter.Acquire(ctx, o.ProviderKey.String(), inflight.Waiter{Key: r.waiterKey(key), Wake: func() { r.wake(key) }}, run)
+}
+
+// wake queues the resource key, which the limiter now has room for, ahead
+// of those that have not asked yet.
+func (r *Reconciler[T]) wake(key types.NamespacedName) {
+	if q := r.queue.Load(); q != nil {
+		enqueue(*q, PriorityProgress, reconcile.Request{NamespacedName: key})
+	}
 }
 
 // runKey names the run a would start.

@@ -46,7 +46,7 @@ func (r *Reconciler[T]) SetupWithManager(ctx context.Context, mgr ctrl.Manager, 
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(r.Kind.New(), builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicates.BeingDeleted))).
-		Watches(&tektonv1.PipelineRun{}, handler.EnqueueRequestsFromMapFunc(r.ownerOf)).
+		Watches(&tektonv1.PipelineRun{}, newRunEvents(r.ownerOf)).
 		Watches(&pipelinesv1beta1.Provider{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(list, IndexProvider)),
 			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 				return !onlyUsersChanged(e.ObjectOld.(*pipelinesv1beta1.Provider), e.ObjectNew.(*pipelinesv1beta1.Provider))
