@@ -17,7 +17,7 @@ import (
 // next step) or the limiter has room for it (its run starts). A burst of new
 // resources fills the queue at the default priority, 0, and the leader's
 // first pass over it (a finalizer and a status each) takes minutes at the
-// client's rate; these go ahead, so Tekton is never left idle meanwhile and
+// client's rate; these go ahead, so Tekton is not left idle meanwhile and
 // finished work shows as soon as it ends. Within a priority the queue stays
 // first in, first out.
 const PriorityProgress = 10
