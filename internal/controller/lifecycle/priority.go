@@ -5,7 +5,6 @@ import (
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	"k8s.io/client-go/util/workqueue"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -40,7 +39,7 @@ func enqueue(q workqueue.TypedRateLimitingInterface[reconcile.Request], priority
 // runEvents maps the operator's PipelineRuns to their owners: the update in
 // which a run ends at PriorityProgress, every other event as mapped does.
 type runEvents struct {
-	owners func(context.Context, client.Object) []reconcile.Request
+	owners handler.MapFunc
 	mapped handler.EventHandler
 }
 
