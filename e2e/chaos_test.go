@@ -19,28 +19,18 @@ package e2e
 // invariants at the end; it never asserts a duration.
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-)
-
-const (
-	operatorNamespace = "kfp-tekton-operator"
-	leaseName         = "kfp-tekton-operator.pipelines.kubeflow.org"
 )
 
 func envInt(name string, def int) int {
@@ -208,52 +198,4 @@ func restartAPIServer(t *testing.T) time.Duration {
 func scaleTekton(t *testing.T, replicas int) {
 	t.Helper()
 	run(t, "kubectl", "scale", "-n", "tekton-pipelines", "deployment/tekton-pipelines-controller", "--replicas="+strconv.Itoa(replicas))
-}
-
-func currentLease(t *testing.T) coordinationv1.Lease {
-	t.Helper()
-	var lease coordinationv1.Lease
-	require.NoError(t, cl.Get(context.Background(), client.ObjectKey{Namespace: operatorNamespace, Name: leaseName}, &lease))
-	return lease
-}
-
-func holder(l coordinationv1.Lease) string {
-	if l.Spec.HolderIdentity == nil {
-		return ""
-	}
-	return *l.Spec.HolderIdentity
-}
-
-// podUID is the UID of the operator pod a lease holder identity names.
-func podUID(t *testing.T, identity string) string {
-	t.Helper()
-	podName, _, _ := strings.Cut(identity, "_")
-	var pod corev1.Pod
-	require.NoError(t, cl.Get(context.Background(), client.ObjectKey{Namespace: operatorNamespace, Name: podName}, &pod))
-	return string(pod.UID)
-}
-
-// killProcess sends SIGKILL to the process named comm whose /proc file
-// (cgroup: a pod's names its UID; cmdline) holds one of marks.
-func killProcess(t *testing.T, comm, file string, marks ...string) {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	require.NoError(t, err)
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		name, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
-		if strings.TrimSpace(string(name)) != comm {
-			continue
-		}
-		text, err := os.ReadFile(filepath.Join("/proc", e.Name(), file))
-		if err != nil || !slices.ContainsFunc(marks, func(m string) bool { return strings.Contains(string(text), m) }) {
-			continue
-		}
-		require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
-		return
-	}
-	t.Fatalf("no %s process with %q in its %s", comm, marks, file)
 }

@@ -179,14 +179,8 @@ spec:
     artifacts: [{name: model, path: "train:model:0[pushed == 1]"}]
 `)
 	reportOnExamples(t, ns, "consumer")
-	var pods corev1.PodList
-	require.NoError(t, cl.List(context.Background(), &pods, client.InNamespace("kfp-tekton-operator"),
-		client.MatchingLabels{"app.kubernetes.io/name": "kfp-tekton-operator"}))
-	require.NotEmpty(t, pods.Items)
-	url := "http://" + pods.Items[0].Status.PodIP + ":8082/events"
-	provider := get(t, "Provider", ns, "kfp")
-	sa, _, _ := unstructured.NestedString(provider.Object, "spec", "serviceAccount")
-	token := strings.TrimSpace(run(t, "kubectl", "create", "token", sa, "-n", ns, "--audience", "kfp-tekton-operator/"+ns+"/kfp"))
+	url := eventsURL(t)
+	token := providerToken(t, ns, "kfp")
 	intruder := strings.TrimSpace(run(t, "kubectl", "create", "token", "default", "-n", ns, "--audience", "kfp-tekton-operator/"+ns+"/kfp"))
 
 	event := fmt.Sprintf(`{"status":"succeeded","pipelineName":"%[1]s/demo-ml","runConfigurationName":"%[1]s/examples",
@@ -194,17 +188,7 @@ spec:
 "pipelineComponents":[{"name":"train","componentArtifacts":[{"name":"model","artifacts":[
 {"uri":"gs://models/candidate","metadata":{"pushed":0}},{"uri":"gs://models/pushed-42","metadata":{"pushed":1}}]}]}],
 "provider":"%[1]s/kfp"}`, ns)
-	post := func(bearer string) (int, string) {
-		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(event))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+bearer)
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
-	}
+	post := func(bearer string) (int, string) { return postEvent(t, url, bearer, event) }
 	code, msg := post(intruder)
 	assert.Equal(t, http.StatusForbidden, code, msg)
 	waitFor(t, 3*time.Minute, "report synchronised", func() (bool, string) { return synchronised(get(t, "RunConfiguration", ns, "report")) })
@@ -227,6 +211,38 @@ spec:
 		received, _, _ := s.snapshot()
 		return received["vertex-run-42"] == 1 && received[id] == 1, fmt.Sprint(received)
 	})
+}
+
+// eventsURL is where an operator pod serves /events.
+func eventsURL(t *testing.T) string {
+	t.Helper()
+	var pods corev1.PodList
+	require.NoError(t, cl.List(context.Background(), &pods, client.InNamespace(operatorNamespace),
+		client.MatchingLabels{"app.kubernetes.io/name": "kfp-tekton-operator"}))
+	require.NotEmpty(t, pods.Items)
+	return "http://" + pods.Items[0].Status.PodIP + ":8082/events"
+}
+
+// providerToken is a token of Provider ns/name's service account for the
+// audience /events expects of its completions.
+func providerToken(t *testing.T, ns, name string) string {
+	t.Helper()
+	sa, _, _ := unstructured.NestedString(get(t, "Provider", ns, name).Object, "spec", "serviceAccount")
+	return strings.TrimSpace(run(t, "kubectl", "create", "token", sa, "-n", ns, "--audience", "kfp-tekton-operator/"+ns+"/"+name))
+}
+
+// postEvent posts a completion to /events as a provider service does.
+func postEvent(t *testing.T, url, bearer, event string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(event))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+bearer)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
 }
 
 // triggeredRunSucceeds waits for the Run a runConfigurations trigger starts

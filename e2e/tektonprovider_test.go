@@ -126,7 +126,7 @@ spec:
 	assert.Contains(t, logs, "[train : main] epoch 5/5")
 	assert.Regexp(t, `\[evaluate : main\] accuracy 0\.\d{4}`, logs)
 	for _, artifact := range []string{"generate/dataset", "train/model"} {
-		info, err := os.Stat(filepath.Join(volume, pr.Name, artifact))
+		info, err := os.Stat(filepath.Join(volume, ns, pr.Name, artifact))
 		if assert.NoError(t, err, "artifact %s in the repository", artifact) {
 			assert.Greater(t, info.Size(), int64(0))
 		}
@@ -300,7 +300,7 @@ func TestRunConfigurationChain(t *testing.T) {
 		return true, ""
 	})
 	// The first run to be recorded may be a later one if several ended while the operator was down.
-	assert.True(t, strings.HasPrefix(location, "file:///kfp/artifacts/"), location)
+	assert.True(t, strings.HasPrefix(location, "file:///kfp/artifacts/"+ns+"/"), location)
 	assert.True(t, strings.HasSuffix(location, "/train/model"), location)
 
 	var downstream unstructured.Unstructured
@@ -322,7 +322,7 @@ func TestRunConfigurationChain(t *testing.T) {
 	id, _, _ := unstructured.NestedString(r.Object, "status", "provider", "id")
 	dep, _, _ := unstructured.NestedString(r.Object, "status", "dependencies", "runConfigurations", "examples", "providerId")
 	logs := tkn(t, "pipelinerun", "logs", id, "-n", ns)
-	assert.Contains(t, logs, "[report : main] model = file:///kfp/artifacts/"+dep+"/train/model", "the upstream artifact's location as the parameter")
+	assert.Contains(t, logs, "[report : main] model = file:///kfp/artifacts/"+ns+"/"+dep+"/train/model", "the upstream artifact's location as the parameter")
 	t.Logf("examples' first run %s; report ran for upstream run %s", first.Name, dep)
 
 	// Every downstream Run is for a distinct upstream run that succeeded.

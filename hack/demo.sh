@@ -67,8 +67,8 @@ kubectl get mlr -n team-a demo-run
 pr=$(kubectl get run demo-run -n team-a -o jsonpath='{.status.provider.id}')
 step "tkn pipelinerun logs $pr -n team-a (the training and evaluation steps)"
 tkn pipelinerun logs "$pr" -n team-a | grep -E '\[(train|evaluate) : main\]'
-echo "artifacts in the repository (the volume behind file:///kfp/artifacts):"
-(cd "bin/cluster/volumes/team-a-kfp-artifacts/$pr" && find . -type f | sort)
+echo "artifacts in the repository (team-a's directory of the volume behind file:///kfp/artifacts):"
+(cd "bin/cluster/volumes/team-a-kfp-artifacts/team-a/$pr" && find . -type f | sort)
 
 step "the RunConfiguration's one-minute schedule: a CronJob whose Job starts a PipelineRun"
 kubectl get cronjobs -n team-a -L pipelines.kubeflow.org/runschedule

@@ -67,4 +67,11 @@ type PendingCompletionEvent struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32
 	Sinks []string `json:"sinks"`
+
+	// Seal authenticates the event as the operator's: anyone who may write
+	// this status could add an event, and one whose seal does not verify is
+	// dropped, never published.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Seal string `json:"seal,omitempty"`
 }

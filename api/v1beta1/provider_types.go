@@ -88,6 +88,26 @@ type ProviderSpec struct {
 	// provider's runs, used when neither the resource nor its namespace names one.
 	// +optional
 	ArtifactRepository *ArtifactRepository `json:"artifactRepository,omitempty"`
+
+	// PipelineImagePullSecrets name image pull Secrets, in the workflow
+	// namespace, that compile pods use to pull the compiler and pipeline
+	// images. None by default: a compile pod runs the image a Pipeline's
+	// author names, and never borrows the service account's pull secrets,
+	// which could pull any image those credentials can read.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	PipelineImagePullSecrets []PullSecretReference `json:"pipelineImagePullSecrets,omitempty"`
+}
+
+// PullSecretReference names an image pull Secret of the workflow namespace.
+type PullSecretReference struct {
+	// Name of the Secret.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')`,message=`must be a Secret name (DNS-1123 subdomain)`
+	Name string `json:"name"`
 }
 
 // Framework names a pipeline framework and its compiler image.

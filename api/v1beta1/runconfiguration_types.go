@@ -100,6 +100,14 @@ type RunReference struct {
 	// CompletedAt is when the run ended in the backend.
 	// +optional
 	CompletedAt *metav1.Time `json:"completedAt,omitempty"`
+
+	// Seal authenticates a RunConfiguration's latest succeeded run as
+	// recorded by the operator from its backend: anyone who may write this
+	// status could name another run, and a latest run whose seal does not
+	// verify triggers and resolves nothing.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Seal string `json:"seal,omitempty"`
 }
 
 // Artifact is a named output of a run and where it is stored.

@@ -36,6 +36,8 @@ func init() { metrics.Registry.MustRegister(answered) }
 type answer struct {
 	code int
 	msg  string
+	// retryAfter, in seconds, when not 0: when to try again (503).
+	retryAfter int
 }
 
 func (a answer) Error() string { return a.msg }
@@ -53,6 +55,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	answered.WithLabelValues(fmt.Sprint(a.code)).Inc()
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if a.retryAfter > 0 {
+		w.Header().Set("Retry-After", fmt.Sprint(a.retryAfter))
+	}
 	w.WriteHeader(a.code)
 	_, _ = io.WriteString(w, a.msg+"\n")
 }
@@ -82,19 +87,70 @@ func (h *Handler) serve(r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	g := h.guarded()
+	leave, err := g.applying.enter(ctx, g.limits.Wait, g.limits.RetryAfter)
+	if err != nil {
+		return err
+	}
+	defer leave()
 	provider, err := h.provider(ctx, ev.Provider)
 	if err != nil {
 		return err
 	}
-	if err := Authorised(caller, provider); err != nil {
-		return err
+	if provider == nil || Authorised(caller, provider) != nil {
+		// One answer whether the Provider is missing or not the caller's:
+		// a token anyone can mint for their own account tells nothing of
+		// other namespaces' Providers.
+		return fail(http.StatusForbidden, "service account %s may not report for Provider %s: it does not exist, or reports as another account",
+			caller, ev.Provider)
 	}
 	return h.apply(ctx, ev, provider)
 }
 
 // authenticate returns the service account ("namespace", "name") whose
-// token this is, issued for audience (the reporting Provider's).
+// token this is, issued for audience (the reporting Provider's): from the
+// cache when it was reviewed valid moments ago, else from a TokenReview in
+// the lane the cache says the token belongs to (see Limits).
 func (h *Handler) authenticate(ctx context.Context, token, audience string) (types.NamespacedName, error) {
+	g := h.guarded()
+	key := keyOf(token, audience)
+	caller, known := g.reviews.lookup(key)
+	in := g.unknownTokens
+	switch known {
+	case fresh:
+		tokenCacheLookups.WithLabelValues("hit").Inc()
+		return caller, nil
+	case familiar:
+		tokenCacheLookups.WithLabelValues("familiar").Inc()
+		in = g.familiarTokens
+	default:
+		tokenCacheLookups.WithLabelValues("miss").Inc()
+	}
+	leave, err := in.enter(ctx, g.limits.Wait, g.limits.RetryAfter)
+	if err != nil {
+		return types.NamespacedName{}, err
+	}
+	defer leave()
+	// While this request waited, another with the same token (a provider
+	// service posting a burst) may have had it reviewed.
+	if caller, known := g.reviews.lookup(key); known == fresh {
+		return caller, nil
+	}
+	caller, err = h.review(ctx, token, audience, g.limits.ReviewTimeout)
+	var refused answer
+	switch {
+	case errors.As(err, &refused):
+		g.reviews.forget(key) // no longer valid: no longer familiar either
+	case err == nil:
+		g.reviews.store(key, caller, tokenExpiry(token))
+	}
+	return caller, err
+}
+
+// review asks the API server whose token this is, for audience.
+func (h *Handler) review(ctx context.Context, token, audience string, timeout time.Duration) (types.NamespacedName, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	review := &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token, Audiences: []string{audience}}}
 	if err := h.Client.Create(ctx, review); err != nil {
 		return types.NamespacedName{}, fmt.Errorf("token review: %w", err)
@@ -125,15 +181,14 @@ func Authorised(caller types.NamespacedName, p *pipelinesv1beta1.Provider) error
 	if caller.Name == p.Spec.ServiceAccount && (caller.Namespace == p.Namespace || caller.Namespace == p.Status.WorkflowNamespace) {
 		return nil
 	}
-	return fail(http.StatusForbidden, "service account %s may not report for Provider %s/%s (it reports as service account %s)",
-		caller, p.Namespace, p.Name, p.Spec.ServiceAccount)
+	return fail(http.StatusForbidden, "service account %s may not report for Provider %s/%s", caller, p.Namespace, p.Name)
 }
 
 func (h *Handler) provider(ctx context.Context, name runcompletion.NamespacedName) (*pipelinesv1beta1.Provider, error) {
 	var p pipelinesv1beta1.Provider
 	err := h.Client.Get(ctx, types.NamespacedName{Namespace: name.Namespace, Name: name.Name}, &p)
 	if apierrors.IsNotFound(err) {
-		return nil, fail(http.StatusGone, "Provider %s does not exist", name)
+		return nil, nil
 	}
 	return &p, err
 }

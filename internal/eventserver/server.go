@@ -13,7 +13,8 @@
 // Answers: 200 applied (or already applied), 400 malformed (the body says
 // what), 401 no valid token, 403 not the named Provider's account, 409
 // the Run has no backend id yet (retry), 410 no such Run or
-// RunConfiguration (or the Run's backend run is another), 413 too large.
+// RunConfiguration (or the Run's backend run is another), 413 too large,
+// 503 too busy (with Retry-After; see Limits).
 package eventserver
 
 import (
@@ -24,6 +25,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"sync"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -95,4 +97,37 @@ type Handler struct {
 	Client      client.Client
 	Audience    string
 	Completions *completion.Recorder
+	// Limits bounds the work taken on at once; zero fields take defaults.
+	Limits Limits
+	// Now is the token cache's clock; nil is time.Now.
+	Now func() time.Time
+
+	setup  sync.Once
+	guards *guards
+}
+
+// guards are what a Handler bounds its work with, made on first use (the
+// Handler's zero value works).
+type guards struct {
+	limits  Limits
+	reviews *reviewCache
+	// Lanes, see Limits.
+	unknownTokens, familiarTokens, applying *lane
+}
+
+func (h *Handler) guarded() *guards {
+	h.setup.Do(func() {
+		l := h.Limits.withDefaults()
+		now := h.Now
+		if now == nil {
+			now = time.Now
+		}
+		h.guards = &guards{limits: l,
+			reviews:        newReviewCache(l.CacheSize, l.CacheTTL, l.RememberFor, now),
+			unknownTokens:  newLane("unknown-tokens", "checking the tokens of other callers", l.Reviews),
+			familiarTokens: newLane("familiar-tokens", "checking the tokens of known callers again", l.FamiliarReviews),
+			applying:       newLane("applying", "applying other completions", l.Applying),
+		}
+	})
+	return h.guards
 }

@@ -62,6 +62,25 @@ func Delivered(box *pipelinesv1beta1.CompletionEvents, id, sink string) bool {
 	return true
 }
 
+// DropUnless removes the pending events keep refuses, without publishing
+// them, and returns them.
+func DropUnless(box *pipelinesv1beta1.CompletionEvents, keep func(*pipelinesv1beta1.PendingCompletionEvent) bool) []pipelinesv1beta1.PendingCompletionEvent {
+	var dropped []pipelinesv1beta1.PendingCompletionEvent
+	kept := box.Pending[:0]
+	for i := range box.Pending {
+		if keep(&box.Pending[i]) {
+			kept = append(kept, box.Pending[i])
+		} else {
+			dropped = append(dropped, box.Pending[i])
+		}
+	}
+	if len(kept) == 0 {
+		kept = nil
+	}
+	box.Pending = kept
+	return dropped
+}
+
 // Retain forgets sinks no longer configured; an event left with no sink
 // counts as published. It reports whether the outbox changed.
 func Retain(box *pipelinesv1beta1.CompletionEvents, configured []string) bool {

@@ -50,7 +50,18 @@ func PipelineFor(definition []byte, res contract.Resource, cfg contract.Provider
 	if err != nil {
 		return nil, err
 	}
-	root, err := pipelineRoot(cfg)
+	configured, err := pipelineRoot(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// The runs of this Pipeline are runs of its namespace: they mount only
+	// that namespace's directory of the artifacts volume, at the root plus
+	// the directory, so artifact URIs name the directory too.
+	dir, err := NamespaceDirectory(res.Metadata.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	root, err := namespacePipelineRoot(basePipelineRoot(configured, spec), dir)
 	if err != nil {
 		return nil, err
 	}
@@ -66,8 +77,9 @@ func PipelineFor(definition []byte, res contract.Resource, cfg contract.Provider
 			meta.LabelNamespace:       naming.LabelValue(res.Metadata.Namespace),
 		},
 		Annotations: map[string]string{
-			meta.AnnotationResource:        resourceRef(res),
-			meta.AnnotationPipelineVersion: res.Version,
+			meta.AnnotationResource:           resourceRef(res),
+			meta.AnnotationPipelineVersion:    res.Version,
+			meta.AnnotationArtifactsDirectory: dir,
 		},
 		PipelineRoot:  root,
 		LauncherImage: launcher,
@@ -147,12 +159,17 @@ func declaredNames(p *tektonv1.Pipeline) string {
 
 // RunInputs is what a PipelineRun of a pipeline version is made from.
 type RunInputs struct {
-	Name      string
+	Name string
+	// Namespace is where the PipelineRun is made (the provider's).
 	Namespace string
-	Pipeline  *tektonv1.Pipeline
-	Spec      pipelinesv1beta1.RunSpec
-	Labels    map[string]string
-	Settings  Settings
+	// ResourceNamespace is the namespace of the Run or RunSchedule the run
+	// is for: the run mounts only that namespace's directory of the
+	// artifacts claim.
+	ResourceNamespace string
+	Pipeline          *tektonv1.Pipeline
+	Spec              pipelinesv1beta1.RunSpec
+	Labels            map[string]string
+	Settings          Settings
 	// Annotations name the Run or RunSchedule (resourceAnnotations).
 	Annotations map[string]string
 }
@@ -160,6 +177,10 @@ type RunInputs struct {
 // PipelineRunFor builds the PipelineRun of one run.
 func PipelineRunFor(in RunInputs) (*tektonv1.PipelineRun, error) {
 	params, err := RunParams(in.Spec, in.Pipeline)
+	if err != nil {
+		return nil, err
+	}
+	artifactsDir, err := runArtifactsDirectory(in.ResourceNamespace, in.Pipeline)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +217,7 @@ func PipelineRunFor(in RunInputs) (*tektonv1.PipelineRun, error) {
 		},
 	}
 	if declaresArtifacts(in.Pipeline) {
-		pr.Spec.Workspaces = []tektonv1.WorkspaceBinding{artifactsBinding(in.Settings)}
+		pr.Spec.Workspaces = []tektonv1.WorkspaceBinding{artifactsBinding(in.Settings, artifactsDir)}
 	}
 	return pr, nil
 }
@@ -210,12 +231,18 @@ func declaresArtifacts(p *tektonv1.Pipeline) bool {
 	return false
 }
 
-// artifactsBinding is the volume holding the pipeline root: the named
-// claim (shared by every run, so artifacts outlive the run) or a claim of
-// the run's own.
-func artifactsBinding(s Settings) tektonv1.WorkspaceBinding {
+// artifactsBinding is the volume holding the pipeline root: namespaceDir
+// of the named claim (the claim outlives the run, and every namespace the
+// Provider admits has its directory there, which only that namespace's
+// runs mount), or a claim of the run's own, which no other run can mount
+// and so needs no directory.
+func artifactsBinding(s Settings, namespaceDir string) tektonv1.WorkspaceBinding {
 	if s.ArtifactsClaim != "" {
-		return tektonv1.WorkspaceBinding{Name: kfpir.ArtifactsWorkspace,
+		// The kubelet makes a missing directory as it mounts it, owned by
+		// root with the claim root's mode: steps may write there exactly
+		// when they could write the claim's root. Other namespaces are kept
+		// out not by that mode but because their runs never mount it.
+		return tektonv1.WorkspaceBinding{Name: kfpir.ArtifactsWorkspace, SubPath: namespaceDir,
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: s.ArtifactsClaim}}
 	}
 	claim := &corev1.PersistentVolumeClaim{Spec: corev1.PersistentVolumeClaimSpec{

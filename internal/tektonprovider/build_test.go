@@ -116,12 +116,13 @@ func TestPipelineRunFor(t *testing.T) {
 	require.NoError(t, err)
 	spec := pipelinesv1beta1.RunSpec{ExperimentName: "exp", Parameters: []pipelinesv1beta1.RuntimeParameter{
 		{Name: "rows", Value: "300"}, {Name: "learning_rate", Value: "price $5, żółć \"q\"\n"}}}
-	pr, err := PipelineRunFor(RunInputs{Name: "r1", Namespace: "team-a", Pipeline: p, Spec: spec,
+	pr, err := PipelineRunFor(RunInputs{Name: "r1", Namespace: "team-a", ResourceNamespace: "team-a", Pipeline: p, Spec: spec,
 		Labels: map[string]string{meta.LabelRun: "my-run"}, Settings: settings, Annotations: map[string]string{meta.AnnotationResource: "Run team-a/my-run"}})
 	require.NoError(t, err)
 	assert.Equal(t, p.Name, pr.Spec.PipelineRef.Name)
 	assert.Equal(t, "default", pr.Spec.TaskRunTemplate.ServiceAccountName)
 	assert.Equal(t, "artifacts", pr.Spec.Workspaces[0].PersistentVolumeClaim.ClaimName)
+	assert.Equal(t, "team-a", pr.Spec.Workspaces[0].SubPath, "only the namespace's directory of the claim")
 	assert.Equal(t, meta.ManagedBy, pr.Labels[meta.LabelManagedBy])
 	assert.Equal(t, "exp", pr.Labels[meta.LabelExperiment])
 	assert.Equal(t, "my-run", pr.Labels[meta.LabelRun])
@@ -135,9 +136,10 @@ func TestPipelineRunFor(t *testing.T) {
 	assert.Equal(t, map[string]string{"rows": "300", "learning_rate": "price $5, żółć \"q\"\n"}, values, "values unchanged")
 
 	settings.ArtifactsClaim = ""
-	pr, err = PipelineRunFor(RunInputs{Name: "r1", Namespace: "team-a", Pipeline: p, Settings: settings})
+	pr, err = PipelineRunFor(RunInputs{Name: "r1", Namespace: "team-a", ResourceNamespace: "team-a", Pipeline: p, Settings: settings})
 	require.NoError(t, err)
 	assert.Equal(t, "1Gi", pr.Spec.Workspaces[0].VolumeClaimTemplate.Spec.Resources.Requests.Storage().String(), "a claim of the run's own")
+	assert.Empty(t, pr.Spec.Workspaces[0].SubPath, "no other run mounts the run's own claim")
 }
 
 func TestRunParamsRefuses(t *testing.T) {
@@ -204,8 +206,8 @@ func TestScheduledTimeAndWindow(t *testing.T) {
 func TestCronJobForCarriesTheRunTemplate(t *testing.T) {
 	p, err := PipelineFor(demoIR(t), pipelineResource(), config(nil), "team-a", launcher)
 	require.NoError(t, err)
-	settings, _ := SettingsFrom(config(nil))
-	template, err := PipelineRunFor(RunInputs{Namespace: "team-a", Pipeline: p, Settings: settings, Annotations: map[string]string{meta.AnnotationResource: "RunSchedule team-a/nightly"},
+	settings, _ := SettingsFrom(config(map[string]string{ParamArtifactsClaim: `"artifacts"`}))
+	template, err := PipelineRunFor(RunInputs{Namespace: "team-a", ResourceNamespace: "team-a", Pipeline: p, Settings: settings, Annotations: map[string]string{meta.AnnotationResource: "RunSchedule team-a/nightly"},
 		Spec: pipelinesv1beta1.RunSpec{Parameters: []pipelinesv1beta1.RuntimeParameter{{Name: "rows", Value: "50"}}}})
 	require.NoError(t, err)
 	start := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
@@ -221,6 +223,8 @@ func TestCronJobForCarriesTheRunTemplate(t *testing.T) {
 	var decoded map[string]any
 	require.NoError(t, json.Unmarshal(data, &decoded))
 	assert.Equal(t, p.Name, decoded["spec"].(map[string]any)["pipelineRef"].(map[string]any)["name"])
+	workspace := decoded["spec"].(map[string]any)["workspaces"].([]any)[0].(map[string]any)
+	assert.Equal(t, "team-a", workspace["subPath"], "every scheduled run mounts only its namespace's directory")
 	assert.NotContains(t, c.Args[2], "$", "nothing for the kubelet to expand")
 	assert.Equal(t, "kfp-provider", cj.Spec.JobTemplate.Spec.Template.Spec.ServiceAccountName)
 }

@@ -16,6 +16,12 @@
 //   - experiment operations record nothing: an experiment is a label on
 //     runs, and its id is stable.
 //
+// Artifacts live on a volume (only file:// pipeline roots): a claim of the
+// run's own, or the Provider's artifactsClaim, shared by the namespaces it
+// admits. On that claim each namespace has a directory, the only part of
+// the claim its runs mount (artifacts.go), so one namespace's steps can
+// neither read nor plant another's files.
+//
 // The decisions (names, labels, the objects built from a resource) are pure
 // functions in build.go and names.go; ops.go does the I/O through a
 // controller-runtime client in the namespace the provider step runs in.

@@ -135,7 +135,7 @@ func (b *Backend) runTemplate(ctx context.Context, res contract.Resource, settin
 	for _, param := range params {
 		spec.Parameters = append(spec.Parameters, pipelinesv1beta1.RuntimeParameter{Name: param.Name, Value: param.Value})
 	}
-	return PipelineRunFor(RunInputs{Name: name, Namespace: b.Namespace, Pipeline: p, Spec: spec,
+	return PipelineRunFor(RunInputs{Name: name, Namespace: b.Namespace, ResourceNamespace: res.Metadata.Namespace, Pipeline: p, Spec: spec,
 		Labels: resourceLabels(res), Settings: settings, Annotations: resourceAnnotations(res)})
 }
 

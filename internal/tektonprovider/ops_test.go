@@ -108,6 +108,7 @@ func TestRunCreateIsIdempotentAndDeleteCancels(t *testing.T) {
 	assert.Equal(t, "Run team-a/my-run", pr.Annotations[meta.AnnotationResource])
 	assert.Equal(t, "team-a/training", pr.Annotations[meta.AnnotationRunConfiguration])
 	assert.Equal(t, "rc-1", pr.Labels[meta.LabelRunConfigurationUID])
+	assert.Equal(t, "team-a", pr.Spec.Workspaces[0].SubPath, "the Run's namespace's directory of the claim")
 
 	squatter := res
 	squatter.Metadata.UID = "someone-else"
@@ -124,6 +125,43 @@ func TestRunCreateIsIdempotentAndDeleteCancels(t *testing.T) {
 	assert.True(t, apierrors.IsNotFound(err), "deleted: %v", err)
 	_, err = b.Do(ctx, Request{Kind: "run", Operation: "delete", Resource: res, Config: req.Config})
 	assert.NoError(t, err, "deleting what is gone succeeds")
+}
+
+// TestNamespacesRunsMountTheirOwnDirectories: one backend serving two
+// namespaces, the artifacts on one claim: each namespace's run mounts its
+// own directory, and a Run cannot run another namespace's pipeline (whose
+// artifact URIs name that namespace's directory).
+func TestNamespacesRunsMountTheirOwnDirectories(t *testing.T) {
+	b := backend(t)
+	cfg := config(map[string]string{ParamArtifactsClaim: `"artifacts"`})
+	ids := map[string]string{}
+	for _, ns := range []string{"team-a", "team-b"} {
+		res := pipelineResource()
+		res.Metadata.Namespace, res.Version = ns, "1.0"
+		id, err := b.Do(ctx, Request{Kind: "pipeline", Operation: "create", Resource: res, Config: cfg, Definition: demoIR(t)})
+		require.NoError(t, err)
+		ids[ns] = id
+	}
+	runOf := func(ns, pipelineNamespace string) (*tektonv1.PipelineRun, error) {
+		res := runResource(t, "Run", "train", "uid-"+ns, ids[pipelineNamespace], pipelinesv1beta1.RunSpec{})
+		res.Metadata.Namespace = ns
+		name, err := b.Do(ctx, Request{Kind: "run", Operation: "create", Resource: res, Config: cfg})
+		if err != nil {
+			return nil, err
+		}
+		var pr tektonv1.PipelineRun
+		require.NoError(t, cp.Client.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: name}, &pr))
+		return &pr, nil
+	}
+	for _, ns := range []string{"team-a", "team-b"} {
+		pr, err := runOf(ns, ns)
+		require.NoError(t, err)
+		require.Len(t, pr.Spec.Workspaces, 1)
+		assert.Equal(t, "artifacts", pr.Spec.Workspaces[0].PersistentVolumeClaim.ClaimName)
+		assert.Equal(t, ns, pr.Spec.Workspaces[0].SubPath, "%s's run mounts %s's directory only", ns, ns)
+	}
+	_, err := runOf("team-b", "team-a")
+	assert.ErrorContains(t, err, `a run of namespace "team-b" cannot run it`)
 }
 
 func TestRunOfAVersionNotUploaded(t *testing.T) {

@@ -18,7 +18,9 @@ const (
 	// the Provider's own account, which can create PipelineRuns.
 	ParamPipelineServiceAccount = "pipelineServiceAccount"
 	// ParamArtifactsClaim names a PersistentVolumeClaim in the provider
-	// namespace that holds the pipeline root (shared by every run).
+	// namespace that holds the pipeline roots of every namespace the
+	// Provider admits, one directory each (NamespaceDirectory): a run
+	// mounts only its namespace's.
 	ParamArtifactsClaim = "artifactsClaim"
 	// ParamArtifactsStorage is the size of the volume claimed for each run
 	// when no artifactsClaim is named (default DefaultArtifactsStorage).

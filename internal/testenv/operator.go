@@ -6,9 +6,27 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/operator"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/seal"
 )
+
+// TestOperatorNamespace is where in-process test operators keep their
+// seal key's Secret.
+const TestOperatorNamespace = "default"
+
+// SealKey is the key the test operators of this control plane seal their
+// records with, for tests that write a record as the operator would.
+func (cp *ControlPlane) SealKey(t T) *seal.Key {
+	t.Helper()
+	key, err := seal.LoadOrCreate(context.Background(), cp.Client,
+		types.NamespacedName{Namespace: TestOperatorNamespace, Name: operator.SealKeySecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
 
 // TestOperatorConfig is cfg with what every in-process test operator needs:
 // no metrics or probe listeners, a generous client limit, quick retries,
@@ -26,6 +44,9 @@ func TestOperatorConfig(cfg operator.Config) operator.Config {
 	}
 	if cfg.HelperImage == "" {
 		cfg.HelperImage = "example.com/kfp-tekton-operator:test"
+	}
+	if cfg.Namespace == "" {
+		cfg.Namespace = TestOperatorNamespace
 	}
 	if cfg.EventsURL == "" {
 		cfg.EventsURL = "http://kfp-tekton-operator-events.kfp-tekton-operator.svc/events"

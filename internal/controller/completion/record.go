@@ -14,6 +14,7 @@ import (
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/artifactpath"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/runcompletion"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/seal"
 )
 
 // Completion is a run's end as a backend reported it: the Tekton
@@ -43,6 +44,9 @@ type Recorder struct {
 	// Sinks are the names of the configured CloudEvent sinks; none, no
 	// events are queued.
 	Sinks []string
+	// Seal authenticates the events queued and the latest runs recorded:
+	// the statuses holding them are writable by tenants too.
+	Seal *seal.Key
 }
 
 // CompleteRun sets run's completion once; a Run already completed is left
@@ -54,7 +58,7 @@ func (r *Recorder) CompleteRun(ctx context.Context, run *pipelinesv1beta1.Run, c
 	patch := client.MergeFromWithOptions(run.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	now := metav1.Now()
 	run.Status.CompletionState, run.Status.CompletionMessage, run.Status.MarkedCompletedAt = c.State, truncate(c.Message, maxMessage), &now
-	dropped := r.enqueue(ctx, run, &run.Status.CompletionEvents, c, now)
+	dropped := r.enqueue(ctx, "Run", run, &run.Status.CompletionEvents, c, now)
 	if err := r.Client.Status().Patch(ctx, run, patch); err != nil {
 		return client.IgnoreNotFound(err)
 	}
@@ -77,15 +81,17 @@ func (r *Recorder) RecordForRunConfiguration(ctx context.Context, rc *pipelinesv
 	var missing []string
 	if c.State == pipelinesv1beta1.CompletionStateSucceeded {
 		var next *pipelinesv1beta1.RunReference
-		next, missing = LatestSucceeded(rc.Status.LatestRuns.Succeeded, c.Event.RunID, c.EndedAt, c.Components(), rc.Spec.Run.Artifacts)
+		// A latest run the operator did not record counts as none.
+		next, missing = LatestSucceeded(r.Seal.Latest(rc), c.Event.RunID, c.EndedAt, c.Components(), rc.Spec.Run.Artifacts)
 		if next != nil {
+			r.Seal.SealLatest(rc, next)
 			rc.Status.LatestRuns.Succeeded, changed = next, true
 		}
 	}
 	var dropped *pipelinesv1beta1.PendingCompletionEvent
 	if scheduled {
 		n := len(rc.Status.CompletionEvents.Pending)
-		dropped = r.enqueue(ctx, rc, &rc.Status.CompletionEvents, c, metav1.Now())
+		dropped = r.enqueue(ctx, "RunConfiguration", rc, &rc.Status.CompletionEvents, c, metav1.Now())
 		changed = changed || dropped != nil || len(rc.Status.CompletionEvents.Pending) != n
 	}
 	if !changed {
@@ -105,7 +111,7 @@ func (r *Recorder) RecordForRunConfiguration(ctx context.Context, rc *pipelinesv
 // enqueue adds c's event to box for every sink; it returns the event
 // dropped to make room, if any. An event too large for a status is not
 // queued (an Event says so): the completion itself must still be recorded.
-func (r *Recorder) enqueue(ctx context.Context, obj runtime.Object, box *pipelinesv1beta1.CompletionEvents, c Completion, now metav1.Time) *pipelinesv1beta1.PendingCompletionEvent {
+func (r *Recorder) enqueue(ctx context.Context, kind string, obj client.Object, box *pipelinesv1beta1.CompletionEvents, c Completion, now metav1.Time) *pipelinesv1beta1.PendingCompletionEvent {
 	if len(r.Sinks) == 0 {
 		return nil
 	}
@@ -114,6 +120,7 @@ func (r *Recorder) enqueue(ctx context.Context, obj runtime.Object, box *pipelin
 		r.Events.Eventf(obj, c.Related, corev1.EventTypeWarning, "CompletionEventNotQueued", "Publish", "run %s: %v", c.Event.RunID, err)
 		return nil
 	}
+	r.Seal.SealEvent(kind, obj, &ev)
 	_, dropped := runcompletion.Enqueue(box, ev)
 	return dropped
 }

@@ -98,10 +98,7 @@ func (r *Reconciler[T]) startRun(ctx context.Context, obj T, o Observation, a Ac
 	}
 	var compile *compileRun
 	if op, _ := taskdef.Find(r.Kind.Name, a.Op); op.Compiles {
-		var err error
-		if compile, err = compileSettings(ctx, r.serviceAccounts(), o.WorkflowNamespace, o.Provider, r.CompileVolume); err != nil {
-			return err
-		}
+		compile = compileSettings(o.Provider, r.CompileVolume)
 	}
 	pr, err := buildRun(ctx, runRequest{obj: obj, kind: r.Kind.Name, provider: o.Provider, op: a.Op, version: a.Version,
 		attempt: a.Attempt, ordinal: a.Ordinal, namespace: o.WorkflowNamespace, helper: r.HelperImage, pipeline: pipelineRef(o, a.Op),

@@ -1,14 +1,11 @@
 package lifecycle
 
 import (
-	"context"
-
 	"github.com/tektoncd/pipeline/pkg/apis/pipeline/pod"
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
@@ -36,20 +33,19 @@ const autoCleanupPVC = "tekton.dev/auto-cleanup-pvc"
 // compileRun is what a compiling operation's run needs beyond its params.
 type compileRun struct {
 	volume CompileVolume
-	// pullSecrets are the provider service account's image pull secrets:
-	// the compile pod runs as another account, yet pulls the same images.
+	// pullSecrets are the Provider's pipelineImagePullSecrets: the compile
+	// pod runs a tenant's image, so it never inherits the provider service
+	// account's pull secrets (which the compiler account does not have).
 	pullSecrets []corev1.LocalObjectReference
 }
 
-// compileSettings reads what the compile pod inherits from the provider's
-// service account (only its image pull secrets, never its token or rights).
-func compileSettings(ctx context.Context, reader client.Reader, namespace string, p *pipelinesv1beta1.Provider, volume CompileVolume) (*compileRun, error) {
-	sa := &corev1.ServiceAccount{}
-	err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: p.Spec.ServiceAccount}, sa)
-	if client.IgnoreNotFound(err) != nil {
-		return nil, err
+// compileSettings is what the compile pod of p's runs is given.
+func compileSettings(p *pipelinesv1beta1.Provider, volume CompileVolume) *compileRun {
+	c := &compileRun{volume: volume}
+	for _, s := range p.Spec.PipelineImagePullSecrets {
+		c.pullSecrets = append(c.pullSecrets, corev1.LocalObjectReference{Name: s.Name})
 	}
-	return &compileRun{volume: volume, pullSecrets: sa.ImagePullSecrets}, nil
+	return c
 }
 
 // definitionWorkspace binds the definition workspace to a fresh claim.

@@ -93,11 +93,12 @@ func decideSync(o Observation) Decision {
 		return stalled(pipelinesv1beta1.ReasonProviderChanged, fmt.Sprintf(
 			"the provider cannot change once synchronised: it was %s and is now %s; delete and recreate the resource to move it",
 			claimed.Name, key))
-	case o.Provider == nil:
+	case o.Provider == nil && o.ProviderKey.Namespace == o.Namespace:
 		return stalled(pipelinesv1beta1.ReasonProviderNotFound, fmt.Sprintf("provider %s does not exist", key))
-	case !Admits(o.Provider, o.Namespace):
-		return stalled(pipelinesv1beta1.ReasonNamespaceNotAllowed, fmt.Sprintf(
-			"provider %s does not admit namespace %s: add it to the Provider's spec.allowedNamespaces", key, o.Namespace))
+	case o.Provider == nil || !Admits(o.Provider, o.Namespace):
+		// Another namespace's Provider: missing and not admitting read the
+		// same, so a namespace it does not serve learns nothing of it.
+		return stalled(pipelinesv1beta1.ReasonNamespaceNotAllowed, notAdmittedMessage(key, o.Namespace))
 	case !providerReady(o.Provider):
 		// The Provider watch wakes the resource when that changes.
 		state := pipelinesv1beta1.StateCreating
@@ -116,7 +117,15 @@ func decideSync(o Observation) Decision {
 		return Decision{Report: report(status.Progressing(operationState(latest.Op), runs.runningMessage(latest)))}
 	}
 	d := Decision{Record: runs.record()}
-	id, version := claimed.ID, o.Status.Version
+	if d.Record == nil && claimed.ID != "" {
+		// Only a backend id the resource's own run recorded is trusted, to
+		// act on or to call the resource synchronised: anyone who may write
+		// the status could have put this one there.
+		return stalled(pipelinesv1beta1.ReasonBackendRecordMissing, fmt.Sprintf(
+			"status.provider names backend id %q of provider %s, but no PipelineRun of this resource in namespace %s records it (pruned, or the status was written by someone else); the operator trusts only backend objects its own runs created: delete and recreate the resource",
+			claimed.ID, key, o.WorkflowNamespace))
+	}
+	var id, version string
 	if d.Record != nil {
 		id, version = d.Record.Provider.ID, d.Record.VersionLabel
 	}
@@ -129,12 +138,6 @@ func decideSync(o Observation) Decision {
 		d.Report = report(status.Synced(fmt.Sprintf("created in provider %s (id %s)", key, id)))
 		d.Observed = true
 		return d
-	case d.Record == nil && id != "":
-		// Updating means acting on that id as the Provider's service account:
-		// only an id the resource's own run recorded is trusted.
-		return stalled(pipelinesv1beta1.ReasonBackendRecordMissing, fmt.Sprintf(
-			"status.provider names backend id %q of provider %s, but no PipelineRun of this resource in namespace %s records it (pruned, or the status was written by someone else); the operator updates only backend objects its own runs created: delete and recreate the resource",
-			claimed.ID, key, o.WorkflowNamespace))
 	}
 	op := OpCreate
 	if d.Record != nil {
@@ -151,6 +154,13 @@ func decideSync(o Observation) Decision {
 	next := startOrWait(o, runs, op, o.Version)
 	next.Record = d.Record
 	return next
+}
+
+// notAdmittedMessage is what a namespace learns of another namespace's
+// Provider key it may not use, whether or not that Provider exists.
+func notAdmittedMessage(key, namespace string) string {
+	return fmt.Sprintf("provider %s does not exist or does not admit namespace %s: its owners add the namespace to the Provider's spec.allowedNamespaces",
+		key, namespace)
 }
 
 // decideDeletion deletes the resource from the backend, then lets it go.

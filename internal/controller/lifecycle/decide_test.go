@@ -188,11 +188,20 @@ func TestDecideSync(t *testing.T) {
 		want: want{ready: True, reason: pipelinesv1beta1.ReasonSynchronized, message: []string{"created in provider team-a/kfp (id r-1)"},
 			observed: true, record: "r-1"},
 	}, {
-		name: "a status naming an id at the current version, runs pruned: nothing to do",
+		name: "a status naming an id at the current version with no run recording it is not synchronised",
 		o: observation(func(o *Observation) {
 			o.Status.Provider, o.Status.Version = pipelinesv1beta1.ProviderAndID{Name: "team-a/kfp", ID: "p-1"}, "v2"
 		}),
-		want: want{ready: True, reason: pipelinesv1beta1.ReasonSynchronized, observed: true},
+		want: want{ready: False, reason: pipelinesv1beta1.ReasonBackendRecordMissing, message: []string{`"p-1"`, "no PipelineRun of this resource"},
+			observed: true, outcome: outcome.Stalled},
+	}, {
+		name: "a create-only kind whose status alone names an id was never created",
+		o: observation(func(o *Observation) {
+			o.Traits.CreateOnly = true
+			o.Status.Provider, o.Status.Version = pipelinesv1beta1.ProviderAndID{Name: "team-a/kfp", ID: "forged"}, "v2"
+		}),
+		want: want{ready: False, reason: pipelinesv1beta1.ReasonBackendRecordMissing, message: []string{`"forged"`},
+			observed: true, outcome: outcome.Stalled},
 	}, {
 		name: "an id only the status names is never updated",
 		o: observation(func(o *Observation) {
@@ -288,6 +297,23 @@ func TestDecideSync(t *testing.T) {
 		want: want{ready: True, reason: pipelinesv1beta1.ReasonSynchronized, observed: true, record: "r-1"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) { check(t, tc.want, decide(tc.o)) })
+	}
+}
+
+// TestAnotherNamespacesProviderRevealsNothing: a namespace a Provider does
+// not admit reads the same answer whether or not the Provider exists.
+func TestAnotherNamespacesProviderRevealsNothing(t *testing.T) {
+	missing := decide(observation(func(o *Observation) { o.Namespace, o.Provider = "team-b", nil }))
+	refusing := decide(observation(func(o *Observation) { o.Namespace = "team-b" }))
+	if missing.Report == nil || refusing.Report == nil {
+		t.Fatalf("no report: missing %+v, refusing %+v", missing, refusing)
+	}
+	if *missing.Report != *refusing.Report || missing.Outcome != refusing.Outcome {
+		t.Errorf("a missing Provider reads\n  %+v\nand one not admitting the namespace\n  %+v", *missing.Report, *refusing.Report)
+	}
+	own := decide(observation(func(o *Observation) { o.Provider = nil }))
+	if own.Report == nil || own.Report.Reason != pipelinesv1beta1.ReasonProviderNotFound {
+		t.Errorf("a missing Provider of the resource's own namespace is not found: %+v", own.Report)
 	}
 }
 

@@ -80,6 +80,10 @@ func (r *Reconciler[T]) upstreamOf(ctx context.Context, namespace string, params
 		rc := &pipelinesv1beta1.RunConfiguration{}
 		switch err := r.Client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, rc); {
 		case err == nil:
+			if r.Seal.Forged(rc) {
+				// Not the operator's record: as if it had no run yet.
+				rc.Status.LatestRuns.Succeeded = nil
+			}
 			found[name] = rc
 		case !apierrors.IsNotFound(err):
 			return nil, err

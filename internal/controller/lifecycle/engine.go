@@ -33,6 +33,7 @@ import (
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/inflight"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/status"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/naming"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/seal"
 )
 
 // Subject is a user resource the engine reconciles.
@@ -120,6 +121,10 @@ type Reconciler[T Subject] struct {
 	CompileVolume CompileVolume
 	// Limiter bounds the operations each Provider has in flight, across
 	// kinds (NewLimiter); nil for no bound.
+	// Seal tells the upstream latest runs the operator recorded from those
+	// a status write could have put there: only the former resolve a
+	// valueFrom parameter.
+	Seal    *seal.Key
 	Limiter *inflight.Limiter
 	Now     func() time.Time
 
@@ -129,9 +134,6 @@ type Reconciler[T Subject] struct {
 
 	configMapsOnce sync.Once
 	configMapCache *configMapReader
-
-	serviceAccountsOnce sync.Once
-	serviceAccountCache *serviceAccountReader
 
 	// expected holds, per resource UID, the run this controller created and
 	// the cache has not shown yet: until it does, the resource waits rather

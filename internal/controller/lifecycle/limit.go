@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
@@ -24,10 +25,12 @@ const IndexUnfinishedProvider = "pipelines.kubeflow.org/unfinished.provider"
 
 // NewLimiter bounds the operations in flight per Provider to limit, for
 // every lifecycle controller of mgr (give it to each Reconciler); call it
-// once per manager, before they are set up.
-func NewLimiter(ctx context.Context, mgr ctrl.Manager, limit int) (*inflight.Limiter, error) {
+// once per manager, before they are set up. workflowNamespace is the
+// operator's shared one, or "" when each Provider's runs live in its own.
+func NewLimiter(ctx context.Context, mgr ctrl.Manager, limit int, workflowNamespace string) (*inflight.Limiter, error) {
+	counts := func(pr *tektonv1.PipelineRun) bool { return countsForItsProvider(pr, workflowNamespace) }
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &tektonv1.PipelineRun{}, IndexUnfinishedProvider, func(obj client.Object) []string {
-		if pr := obj.(*tektonv1.PipelineRun); isOperation(pr) && !pr.IsDone() {
+		if pr := obj.(*tektonv1.PipelineRun); counts(pr) && !pr.IsDone() {
 			return []string{runProvider(pr)}
 		}
 		return nil
@@ -44,14 +47,14 @@ func NewLimiter(ctx context.Context, mgr ctrl.Manager, limit int) (*inflight.Lim
 	// replica that is not leading no one waits, and this costs nothing.
 	_, err = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
-			if pr, ok := obj.(*tektonv1.PipelineRun); ok && isOperation(pr) && pr.IsDone() {
+			if pr, ok := obj.(*tektonv1.PipelineRun); ok && counts(pr) && pr.IsDone() {
 				limiter.Wake(ctx, runProvider(pr))
 			}
 		},
 		UpdateFunc: func(old, updated any) {
 			before, ok1 := old.(*tektonv1.PipelineRun)
 			after, ok2 := updated.(*tektonv1.PipelineRun)
-			if ok1 && ok2 && isOperation(after) && endedNow(before, after) {
+			if ok1 && ok2 && counts(after) && endedNow(before, after) {
 				limiter.Wake(ctx, runProvider(after))
 			}
 		},
@@ -59,7 +62,7 @@ func NewLimiter(ctx context.Context, mgr ctrl.Manager, limit int) (*inflight.Lim
 			if tombstone, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 				obj = tombstone.Obj
 			}
-			if pr, ok := obj.(*tektonv1.PipelineRun); ok && isOperation(pr) {
+			if pr, ok := obj.(*tektonv1.PipelineRun); ok && counts(pr) {
 				limiter.Wake(ctx, runProvider(pr))
 			}
 		},
@@ -71,6 +74,21 @@ func NewLimiter(ctx context.Context, mgr ctrl.Manager, limit int) (*inflight.Lim
 // of the Tekton provider, which the same cache holds).
 func isOperation(pr *tektonv1.PipelineRun) bool {
 	return pr.Labels[LabelManagedBy] == ManagedBy && pr.Labels[LabelOperation] != ""
+}
+
+// countsForItsProvider: pr is an operation run where its Provider's runs
+// live (the shared workflow namespace, or the Provider's own). Labels and
+// annotations are anyone's to write in their own namespace: a run elsewhere
+// naming a Provider is no operation of it, and must not take its room.
+func countsForItsProvider(pr *tektonv1.PipelineRun, workflowNamespace string) bool {
+	if !isOperation(pr) {
+		return false
+	}
+	if workflowNamespace != "" {
+		return pr.Namespace == workflowNamespace
+	}
+	providerNamespace, _, _ := strings.Cut(runProvider(pr), "/")
+	return pr.Namespace == providerNamespace
 }
 
 // cachedRuns reads the limiter's counts from the manager's cache.

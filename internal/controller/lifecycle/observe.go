@@ -261,14 +261,6 @@ func (r *Reconciler[T]) configMaps() client.Reader {
 	return r.configMapCache
 }
 
-// serviceAccounts reads provider service accounts (their image pull
-// secrets, for compile pods) through a short-lived cache: a burst of
-// compiles costs one request per account.
-func (r *Reconciler[T]) serviceAccounts() client.Reader {
-	r.serviceAccountsOnce.Do(func() { r.serviceAccountCache = newServiceAccountReader(r.APIReader, serviceAccountTTL, r.now) })
-	return r.serviceAccountCache
-}
-
 // NamespaceTerminating says whether namespace is being deleted (or gone):
 // nothing can be created there any more.
 func NamespaceTerminating(ctx context.Context, c client.Reader, namespace string) (bool, error) {

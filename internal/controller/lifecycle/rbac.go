@@ -27,11 +27,6 @@ package lifecycle
 // failed and with what provider error.
 // +kubebuilder:rbac:groups=tekton.dev,resources=taskruns,verbs=get,namespace=workflow-namespace
 
-// The provider's service account, read by name when a pipeline is compiled
-// (answers kept 10 s, not watched): its image pull secrets go to the compile
-// pod, which runs as another account.
-// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get,namespace=workflow-namespace
-
 // A namespace's artifact repositories (Argo format), by name only, in any
 // namespace holding resources.
 // +kubebuilder:rbac:groups="",resources=configmaps,resourceNames=artifact-repositories,verbs=get

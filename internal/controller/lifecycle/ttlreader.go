@@ -15,10 +15,6 @@ import (
 // be: an edit reaches new operations within this time.
 const defaultConfigMapTTL = 10 * time.Second
 
-// serviceAccountTTL bounds how stale a provider account's image pull
-// secrets may be when a compile run is built.
-const serviceAccountTTL = 10 * time.Second
-
 // cachedObject is a typed API object O, through its pointer P.
 type cachedObject[O any] interface {
 	*O
@@ -54,13 +50,6 @@ type configMapReader = ttlReader[corev1.ConfigMap, *corev1.ConfigMap]
 
 func newConfigMapReader(next client.Reader, ttl time.Duration, now func() time.Time) *configMapReader {
 	return newTTLReader[corev1.ConfigMap](next, corev1.Resource("configmaps"), ttl, now)
-}
-
-// serviceAccountReader caches provider service accounts.
-type serviceAccountReader = ttlReader[corev1.ServiceAccount, *corev1.ServiceAccount]
-
-func newServiceAccountReader(next client.Reader, ttl time.Duration, now func() time.Time) *serviceAccountReader {
-	return newTTLReader[corev1.ServiceAccount](next, corev1.Resource("serviceaccounts"), ttl, now)
 }
 
 func (c *ttlReader[O, P]) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {

@@ -30,7 +30,7 @@ func TestTTLReaderKeepsAnswersForItsTTL(t *testing.T) {
 		},
 	}).Build()
 	now := time.Unix(1000, 0)
-	r := newServiceAccountReader(c, 10*time.Second, func() time.Time { return now })
+	r := newTTLReader[corev1.ServiceAccount](c, corev1.Resource("serviceaccounts"), 10*time.Second, func() time.Time { return now })
 
 	for range 5 {
 		got := &corev1.ServiceAccount{}

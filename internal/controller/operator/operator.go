@@ -5,6 +5,8 @@ package operator
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
@@ -14,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -37,6 +40,7 @@ import (
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/runschedule"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/scheme"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/eventserver"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/seal"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
@@ -44,6 +48,10 @@ import (
 // Config is the operator's configuration: a YAML file (--config), each
 // field overridable by the flag of the same name.
 type Config struct {
+	// Namespace is the operator's own: the Secret holding the key that
+	// seals its records in statuses lives there (default: its service
+	// account's namespace, as mounted in its pod).
+	Namespace string `json:"namespace,omitempty"`
 	// WorkflowNamespace, when set, holds every Provider's shared Tasks and
 	// PipelineRuns; empty runs each Provider's in its own namespace.
 	WorkflowNamespace string `json:"workflowNamespace,omitempty"`
@@ -158,10 +166,17 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 	audience := orDefaultString(cfg.EventsTokenAudience, DefaultEventsTokenAudience)
 	restConfig = rest.CopyConfig(restConfig)
 	restConfig.QPS, restConfig.Burst = cfg.KubeAPIQPS, cfg.KubeAPIBurst
-	mgr, err := ctrl.NewManager(restConfig, managerOptions(cfg))
+	sealKey, err := loadSealKey(restConfig, cfg.Namespace)
 	if err != nil {
 		return nil, err
 	}
+	served := &servedNamespaces{workflowNamespace: cfg.WorkflowNamespace}
+	mgr, err := ctrl.NewManager(restConfig, managerOptions(cfg, served))
+	if err != nil {
+		return nil, err
+	}
+	providerReader := client.Reader(mgr.GetCache())
+	served.providers.Store(&providerReader)
 	providers := &provider.Reconciler{
 		Client:            mgr.GetClient(),
 		APIReader:         mgr.GetAPIReader(),
@@ -183,7 +198,7 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 	}
 	var limiter *inflight.Limiter
 	if cfg.MaxOperationsInFlight > 0 {
-		if limiter, err = lifecycle.NewLimiter(ctx, mgr, cfg.MaxOperationsInFlight); err != nil {
+		if limiter, err = lifecycle.NewLimiter(ctx, mgr, cfg.MaxOperationsInFlight, cfg.WorkflowNamespace); err != nil {
 			return nil, err
 		}
 	}
@@ -197,8 +212,9 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 		KeepRuns:         cfg.KeepRunsPerOperation,
 		CompileVolume:    compileVolume,
 		Limiter:          limiter,
+		Seal:             sealKey,
 	}
-	completions := &completion.Recorder{Client: mgr.GetClient(), Events: engine.Recorder, Sinks: SinkNames(cfg.EventSinks)}
+	completions := &completion.Recorder{Client: mgr.GetClient(), Events: engine.Recorder, Sinks: SinkNames(cfg.EventSinks), Seal: sealKey}
 	for _, setup := range []func() error{
 		func() error {
 			return setupKind(ctx, mgr, engine, pipeline.Kind, func() client.ObjectList { return &pipelinesv1beta1.PipelineList{} }, opts)
@@ -213,7 +229,7 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 			return setupKind(ctx, mgr, engine, run.Kind, func() client.ObjectList { return &pipelinesv1beta1.RunList{} }, opts)
 		},
 		func() error {
-			rc := &runconfiguration.Reconciler{Client: mgr.GetClient(), Recorder: engine.Recorder, RetryAfter: engine.RetryAfter}
+			rc := &runconfiguration.Reconciler{Client: mgr.GetClient(), Recorder: engine.Recorder, RetryAfter: engine.RetryAfter, Seal: sealKey}
 			return rc.SetupWithManager(ctx, mgr, opts)
 		},
 		func() error {
@@ -224,7 +240,7 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 			return retention.SetupWithManager(mgr, opts)
 		},
 		func() error {
-			p := &publish.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: engine.Recorder, Sinks: cfg.EventSinks}
+			p := &publish.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: engine.Recorder, Sinks: cfg.EventSinks, Seal: sealKey}
 			return p.SetupWithManager(mgr, opts)
 		},
 		func() error {
@@ -251,6 +267,32 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 	return mgr, nil
 }
 
+// SealKeySecret names the Secret, in the operator's namespace, holding the
+// key that seals the records the operator keeps in statuses.
+const SealKeySecret = "kfp-tekton-operator-seal"
+
+// serviceAccountNamespaceFile holds the namespace of a pod's service account.
+const serviceAccountNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// loadSealKey reads (or, the first time, creates) the seal key in
+// namespace, the operator's own when empty.
+func loadSealKey(restConfig *rest.Config, namespace string) (*seal.Key, error) {
+	if namespace == "" {
+		b, err := os.ReadFile(serviceAccountNamespaceFile)
+		if err != nil {
+			return nil, fmt.Errorf("the operator's namespace (for its seal key Secret): set namespace, or run it in a pod: %w", err)
+		}
+		namespace = strings.TrimSpace(string(b))
+	}
+	c, err := client.New(restConfig, client.Options{})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return seal.LoadOrCreate(ctx, c, types.NamespacedName{Namespace: namespace, Name: SealKeySecret})
+}
+
 // metricsOptions serves /metrics over HTTPS to callers the API server
 // authenticates (TokenReview) and authorises (SubjectAccessReview for
 // `get` on the non-resource URL /metrics), unless MetricsInsecure.
@@ -265,10 +307,11 @@ func metricsOptions(cfg Config) metricsserver.Options {
 	}
 }
 
-// managerOptions: the cache holds only what the operator manages (Tasks and
-// PipelineRuns it labelled), without managedFields; service accounts and
+// managerOptions: the cache holds only what the operator manages (Tasks,
+// Deployments and PipelineRuns it labelled, in the namespaces it serves),
+// only the fields it reads, and no managedFields; service accounts and
 // secrets are read directly, never cached cluster-wide.
-func managerOptions(cfg Config) ctrl.Options {
+func managerOptions(cfg Config, served *servedNamespaces) ctrl.Options {
 	managed := labels.SelectorFromSet(labels.Set{taskdef.LabelManagedBy: taskdef.ManagedBy})
 	// The operator's PipelineRuns, and the Tekton provider's ML runs, whose
 	// end completes their Runs.
@@ -291,9 +334,9 @@ func managerOptions(cfg Config) ctrl.Options {
 			SyncPeriod:       syncPeriod,
 			DefaultTransform: cache.TransformStripManagedFields(),
 			ByObject: map[client.Object]cache.ByObject{
-				&tektonv1.Task{}:        {Label: managed},
-				&appsv1.Deployment{}:    {Label: managed}, // provider services
-				&tektonv1.PipelineRun{}: {Label: labels.NewSelector().Add(*runs), Transform: slimRun},
+				&tektonv1.Task{}:        {Label: managed, Transform: served.transform(slimTask)},
+				&appsv1.Deployment{}:    {Label: managed, Transform: served.transform(slimDeployment)}, // provider services
+				&tektonv1.PipelineRun{}: {Label: labels.NewSelector().Add(*runs), Transform: served.transform(slimRun)},
 			},
 		},
 		Client: client.Options{Cache: &client.CacheOptions{
@@ -316,6 +359,7 @@ type engineSettings struct {
 	KeepRuns          int
 	CompileVolume     lifecycle.CompileVolume
 	Limiter           *inflight.Limiter
+	Seal              *seal.Key
 }
 
 func setupKind[T lifecycle.Subject](ctx context.Context, mgr ctrl.Manager, s engineSettings, kind lifecycle.Kind[T],
@@ -324,7 +368,7 @@ func setupKind[T lifecycle.Subject](ctx context.Context, mgr ctrl.Manager, s eng
 		Kind: kind, Client: s.Client, APIReader: s.APIReader, Recorder: s.Recorder,
 		WorkflowNamespace: s.WorkflowNamespace, HelperImage: s.HelperImage, Backoff: s.Backoff, RetryAfter: s.RetryAfter,
 		ConfigMapTTL: s.ConfigMapTTL, OperationTimeout: s.OperationTimeout, KeepRunsPerOperation: s.KeepRuns,
-		CompileVolume: s.CompileVolume, Limiter: s.Limiter,
+		CompileVolume: s.CompileVolume, Limiter: s.Limiter, Seal: s.Seal,
 	}
 	return r.SetupWithManager(ctx, mgr, list, opts)
 }

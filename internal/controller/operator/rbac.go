@@ -17,3 +17,7 @@ package operator
 // its right to GET /metrics with a SubjectAccessReview.
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
+// The key sealing the records the operator keeps in statuses: read, and
+// created by the first replica to start (create cannot be narrowed by name).
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create,namespace=operator-namespace

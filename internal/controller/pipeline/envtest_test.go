@@ -62,9 +62,10 @@ func TestPipelineLifecycle(t *testing.T) {
 	assert.Equal(t, naming.LabelValue("pipeline", f.NS, "penguin"), pr.Labels[lifecycle.LabelTektonPipeline])
 	assert.True(t, strings.HasPrefix(pr.Name, "pipeline-penguin-create-"), pr.Name)
 	assert.Equal(t, "kfp-pipeline-create", fixture.ProviderTask(pr).TaskRef.Name)
-	// Tenant code compiles in a pod of its own, as an account with no token
-	// (pulling with the provider account's pull secrets); the definition
-	// travels in a claim made for the run.
+	// Tenant code compiles in a pod of its own, as an account with no token,
+	// never pulling with the provider account's pull secrets (the Provider
+	// names none for pipeline images); the definition travels in a claim
+	// made for the run.
 	assert.Equal(t, taskdef.CompileTaskName, pr.Spec.PipelineSpec.Tasks[0].TaskRef.Name)
 	if assert.Len(t, pr.Spec.TaskRunSpecs, 1) {
 		spec := pr.Spec.TaskRunSpecs[0]
@@ -72,7 +73,7 @@ func TestPipelineLifecycle(t *testing.T) {
 		assert.Equal(t, taskdef.CompilerServiceAccount, spec.ServiceAccountName)
 		if assert.NotNil(t, spec.PodTemplate) && assert.NotNil(t, spec.PodTemplate.AutomountServiceAccountToken) {
 			assert.False(t, *spec.PodTemplate.AutomountServiceAccountToken)
-			assert.Equal(t, []corev1.LocalObjectReference{{Name: "registry-credentials"}}, spec.PodTemplate.ImagePullSecrets)
+			assert.Empty(t, spec.PodTemplate.ImagePullSecrets, "the provider account's registry-credentials are not lent to tenant images")
 			if assert.NotNil(t, spec.PodTemplate.SecurityContext) && assert.NotNil(t, spec.PodTemplate.SecurityContext.FSGroup) {
 				assert.Equal(t, taskdef.StepUser, *spec.PodTemplate.SecurityContext.FSGroup, "the seal step (not root) writes to the fresh volume")
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +23,7 @@ import (
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/operator"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/provider"
+	tektonmeta "github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/registry"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks"
@@ -53,6 +56,24 @@ func namespace(t *testing.T) string {
 func serviceAccount(t *testing.T, ns, name string) {
 	t.Helper()
 	require.NoError(t, cp.Client.Create(context.Background(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}))
+}
+
+// markedServiceAccount creates an account of the shared workflow namespace
+// marked for the Providers listed (provider.AnnotationProviders).
+func markedServiceAccount(t *testing.T, ns, name, providers string) {
+	t.Helper()
+	require.NoError(t, cp.Client.Create(context.Background(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{
+		Namespace: ns, Name: name, Annotations: map[string]string{provider.AnnotationProviders: providers}}}))
+}
+
+// withPipelineServiceAccount sets the Tekton provider's parameter naming
+// the account its pipeline steps run as.
+func withPipelineServiceAccount(p *pipelinesv1beta1.Provider, name string) *pipelinesv1beta1.Provider {
+	if p.Spec.Parameters == nil {
+		p.Spec.Parameters = map[string]apiextensionsv1.JSON{}
+	}
+	p.Spec.Parameters[tektonmeta.ParamPipelineServiceAccount] = apiextensionsv1.JSON{Raw: []byte(strconv.Quote(name))}
+	return p
 }
 
 func newProvider(ns, name, image string, frameworks ...pipelinesv1beta1.Framework) *pipelinesv1beta1.Provider {
@@ -199,7 +220,8 @@ func TestWorkflowNamespaceHoldsEveryProvidersTasks(t *testing.T) {
 	serviceAccount(t, workflows, "kfp-provider")
 
 	ns := namespace(t)
-	p := newProvider(ns, "kfp", image)
+	markedServiceAccount(t, workflows, "kfp-pipeline-runner", ns+"/kfp")
+	p := withPipelineServiceAccount(newProvider(ns, "kfp", image), "kfp-pipeline-runner")
 	require.NoError(t, cp.Client.Create(ctx, p))
 	// The shared namespace's service account must be marked for this Provider.
 	eventuallyReady(t, p, metav1.ConditionFalse, pipelinesv1beta1.ReasonServiceAccountNotAllowed)
@@ -221,6 +243,49 @@ func TestWorkflowNamespaceHoldsEveryProvidersTasks(t *testing.T) {
 	sa.Annotations = map[string]string{provider.AnnotationProviders: "other/kfp"}
 	require.NoError(t, cp.Client.Update(ctx, sa))
 	eventuallyReady(t, p, metav1.ConditionFalse, pipelinesv1beta1.ReasonServiceAccountNotAllowed)
+}
+
+// With a shared workflow namespace, the account a Provider's pipeline
+// steps run as (the Tekton provider's parameter pipelineServiceAccount, by
+// default "default") must be marked for it like its own: the steps run
+// tenants' images, which must not run as another team's account.
+func TestWorkflowNamespacePipelineStepsAccountMustBeMarked(t *testing.T) {
+	ctx := context.Background()
+	workflows := namespace(t)
+	startOperator(t, workflows)
+	reg := registry.Start(t)
+	image, _ := reg.Push("team/provider:v1")
+	ns := namespace(t)
+	markedServiceAccount(t, workflows, "kfp-provider", ns+"/kfp")
+	markedServiceAccount(t, workflows, "team-b-runner", "team-b/kfp")
+	// A real cluster's namespace has its "default" account; envtest's has none.
+	serviceAccount(t, workflows, "default")
+
+	p := withPipelineServiceAccount(newProvider(ns, "kfp", image), "team-b-runner")
+	require.NoError(t, cp.Client.Create(ctx, p))
+	eventuallyReady(t, p, metav1.ConditionFalse, pipelinesv1beta1.ReasonServiceAccountNotAllowed)
+	msg := ready(t, p).Message
+	assert.Contains(t, msg, "service account "+workflows+"/team-b-runner (the account the Provider's parameter pipelineServiceAccount names for its pipeline steps)")
+	assert.Contains(t, msg, fmt.Sprintf(`the platform engineer adds it (pipelines.kubeflow.org/providers: "%s/kfp")`, ns))
+	assert.NotContains(t, msg, "team-b/kfp", "the Providers already marked are not revealed")
+
+	// Its own account for the steps, marked for it.
+	markedServiceAccount(t, workflows, "kfp-pipeline-runner", ns+"/kfp")
+	update(t, p, func(p *pipelinesv1beta1.Provider) { withPipelineServiceAccount(p, "kfp-pipeline-runner") })
+	eventuallyReady(t, p, metav1.ConditionTrue, pipelinesv1beta1.ReasonTasksApplied)
+
+	// Without the parameter the steps would run as "default", marked for no one.
+	update(t, p, func(p *pipelinesv1beta1.Provider) { delete(p.Spec.Parameters, tektonmeta.ParamPipelineServiceAccount) })
+	eventuallyReady(t, p, metav1.ConditionFalse, pipelinesv1beta1.ReasonServiceAccountNotAllowed)
+	assert.Contains(t, ready(t, p).Message, "service account "+workflows+"/default (the account the Provider's pipeline steps run as while its parameter pipelineServiceAccount is not set)")
+
+	// A mark taken away later stops the Provider without anything touching it.
+	update(t, p, func(p *pipelinesv1beta1.Provider) { withPipelineServiceAccount(p, "kfp-pipeline-runner") })
+	eventuallyReady(t, p, metav1.ConditionTrue, pipelinesv1beta1.ReasonTasksApplied)
+	runner := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: workflows, Name: "kfp-pipeline-runner"}}
+	update(t, runner, func(sa *corev1.ServiceAccount) { sa.Annotations[provider.AnnotationProviders] = "team-b/kfp" })
+	eventuallyReady(t, p, metav1.ConditionFalse, pipelinesv1beta1.ReasonServiceAccountNotAllowed)
+	assert.Contains(t, ready(t, p).Message, workflows+"/kfp-pipeline-runner")
 }
 
 func TestProblemsAreReportedWithAReason(t *testing.T) {

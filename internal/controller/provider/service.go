@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/naming"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/runcompletion"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
@@ -107,12 +108,13 @@ func restricted(user *int64) *corev1.SecurityContext {
 	}
 }
 
-// serviceAccessPolicy admits to the service's API only the pods of the
-// shared Tasks that call the provider, in the service's own namespace: the
+// serviceAccessPolicy admits to the service's API only the pods that call
+// this Provider (providerCallers), in the service's own namespace: the
 // provider-service API has no authentication of its own and acts with the
-// Provider's backend credentials, so neither the compile pod (tenant code)
-// nor any other pod of the namespace may reach it. (Enforced where the
-// cluster's network plugin enforces NetworkPolicies.)
+// Provider's backend credentials, so neither the compile pod (tenant code),
+// nor another Provider's provider step (another author's image, in a shared
+// workflow namespace), nor any other pod of the namespace may reach it.
+// (Enforced where the cluster's network plugin enforces NetworkPolicies.)
 func serviceAccessPolicy(p *pipelinesv1beta1.Provider, meta metav1.ObjectMeta, selector map[string]string) *networkingv1.NetworkPolicy {
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
@@ -121,11 +123,37 @@ func serviceAccessPolicy(p *pipelinesv1beta1.Provider, meta metav1.ObjectMeta, s
 			PodSelector: metav1.LabelSelector{MatchLabels: selector},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
 			Ingress: []networkingv1.NetworkPolicyIngressRule{{
-				From:  []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: taskdef.ProviderCallers()}}},
+				From:  []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: providerCallers(p)}}},
 				Ports: []networkingv1.NetworkPolicyPort{{Port: ptr.To(intstr.FromInt32(ServicePort))}},
 			}},
 		},
 	}
+}
+
+// providerCallers selects the pods that call p's provider: pods of the
+// shared Tasks that call a provider (taskdef.ProviderCallers, which Tekton
+// copies from those Tasks), run for p (the provider labels the lifecycle
+// engine puts on each operation PipelineRun it makes for p, valued as it
+// values them, which Tekton copies to the run's TaskRuns and pods).
+//
+// Only the operator sets these labels on pods of the workflow namespace, so
+// a tenant cannot wear them: with a workflowNamespace, tenants have no
+// rights there at all, and their resources reach it only as PipelineRuns the
+// operator labels; without one, the namespace is the Provider's own, whose
+// users own its Providers and their credentials already. Tenant code runs
+// only in the compile pod, whose Task is not a provider caller, and in the
+// Tekton provider's ML pipeline pods, labelled by the Tekton provider as its
+// own (managed-by kfp-tekton-provider; the IR compiler refuses platform
+// specs, pod labels among them). It holds as far as no account a Provider
+// runs as may create pods or PipelineRuns there: one that may (the Tekton
+// provider's, which creates the ML PipelineRuns) can run a pod with any
+// labels, as any account of the namespace, so its Provider's image is
+// trusted with the whole namespace whatever this policy says.
+func providerCallers(p *pipelinesv1beta1.Provider) map[string]string {
+	callers := taskdef.ProviderCallers()
+	callers[lifecycle.LabelProvider] = naming.LabelValue(p.Name)
+	callers[lifecycle.LabelProviderNS] = p.Namespace
+	return callers
 }
 
 // serviceObjects are the Deployment, Service and NetworkPolicy that run

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -23,6 +24,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/provider"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/registry"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
@@ -100,8 +103,8 @@ func TestAProviderServiceRunsAsADeployment(t *testing.T) {
 	callers, err := metav1.LabelSelectorAsSelector(policy.Spec.Ingress[0].From[0].PodSelector)
 	require.NoError(t, err)
 	for _, task := range taskdef.Tasks() { // Tekton copies a Task's labels to its pods
-		assert.Equal(t, task.Name != taskdef.CompileTaskName, callers.Matches(labels.Set(task.Labels)),
-			"pods of %s admitted (only the compile pod, tenant code, is not)", task.Name)
+		assert.False(t, callers.Matches(labels.Set(task.Labels)),
+			"pods of %s run for no operation of this Provider are not admitted (see TestAProviderServiceAdmitsOnlyItsOwnProvidersCallers)", task.Name)
 	}
 	assert.False(t, callers.Matches(labels.Set{"app": "anything-else"}), "other pods of the namespace are not admitted")
 	assert.EqualValues(t, 8080, policy.Spec.Ingress[0].Ports[0].Port.IntVal)
@@ -148,6 +151,106 @@ func TestAProviderServiceRunsAsADeployment(t *testing.T) {
 		assert.True(c, apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKeyFromObject(d), &appsv1.Deployment{})), "Deployment gone")
 		assert.True(c, apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKeyFromObject(p), p)), "Provider gone")
 	}, wait, tick)
+}
+
+// serviceOf is p's provider-service Deployment.
+func serviceOf(c *assert.CollectT, p *pipelinesv1beta1.Provider) *appsv1.Deployment {
+	var l appsv1.DeploymentList
+	if !assert.NoError(c, cp.Client.List(context.Background(), &l, client.InNamespace(p.Namespace))) {
+		return nil
+	}
+	for i := range l.Items {
+		if l.Items[i].Annotations[provider.AnnotationProvider] == p.Namespace+"/"+p.Name {
+			return &l.Items[i]
+		}
+	}
+	assert.Fail(c, "no provider service Deployment for "+p.Name)
+	return nil
+}
+
+// readyService runs p as a provider service, available as the Deployment
+// controller would report it, and waits for p to be Ready.
+func readyService(t *testing.T, p *pipelinesv1beta1.Provider) *appsv1.Deployment {
+	t.Helper()
+	require.NoError(t, cp.Client.Create(context.Background(), p))
+	var d *appsv1.Deployment
+	require.EventuallyWithT(t, func(c *assert.CollectT) { d = serviceOf(c, p) }, wait, tick)
+	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}
+	require.NoError(t, cp.Client.Status().Update(context.Background(), d))
+	eventuallyReady(t, p, metav1.ConditionTrue, pipelinesv1beta1.ReasonTasksApplied)
+	return d
+}
+
+// operationRun is the PipelineRun the lifecycle engine made for an
+// Experiment's create.
+func operationRun(t *testing.T, ns, experiment string) *tektonv1.PipelineRun {
+	t.Helper()
+	var run *tektonv1.PipelineRun
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		var l tektonv1.PipelineRunList
+		require.NoError(c, cp.Client.List(context.Background(), &l, client.InNamespace(ns),
+			client.MatchingLabels{lifecycle.LabelOwnerKind: "experiment", lifecycle.LabelOwnerName: experiment}))
+		if assert.NotEmpty(c, l.Items) {
+			run = &l.Items[0]
+		}
+	}, wait, tick, "the engine makes the Experiment's PipelineRun")
+	return run
+}
+
+// podLabels are the labels Tekton gives the pod running task in run: the
+// Task's, the PipelineRun's over them, then its own.
+func podLabels(run *tektonv1.PipelineRun, task *tektonv1.Task) labels.Set {
+	pod := labels.Set{}
+	for _, from := range []map[string]string{task.Labels, run.Labels} {
+		for k, v := range from {
+			pod[k] = v
+		}
+	}
+	pod["tekton.dev/pipelineRun"], pod["tekton.dev/task"] = run.Name, task.Name
+	return pod
+}
+
+// Two Providers' services in one namespace (as in a shared workflow
+// namespace): each one's NetworkPolicy admits the provider steps of the
+// PipelineRuns the operator made for that Provider, and not the other's.
+func TestAProviderServiceAdmitsOnlyItsOwnProvidersCallers(t *testing.T) {
+	ctx := context.Background()
+	startOperator(t, "")
+	reg := registry.Start(t)
+	image, _ := reg.Push("team/provider-service:v1")
+	ns := namespace(t)
+	serviceAccount(t, ns, "kfp-provider")
+	services := map[string]*appsv1.Deployment{}
+	for _, name := range []string{"kfp", "vai"} {
+		p := newProvider(ns, name, "")
+		p.Spec.ServiceImage = image
+		services[name] = readyService(t, p)
+	}
+	runs := map[string]*tektonv1.PipelineRun{}
+	for providerName, experiment := range map[string]string{"kfp": "mine", "vai": "theirs"} {
+		require.NoError(t, cp.Client.Create(ctx, &pipelinesv1beta1.Experiment{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: experiment,
+				Annotations: map[string]string{"pipelines.kubeflow.org/skip-backend-deletion": "true"}},
+			Spec: pipelinesv1beta1.ExperimentSpec{Provider: pipelinesv1beta1.ProviderReference(providerName)}}))
+		runs[providerName] = operationRun(t, ns, experiment)
+	}
+	// The shared Tasks as the operator applied them in the namespace.
+	var create, compile tektonv1.Task
+	require.NoError(t, cp.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "kfp-experiment-create"}, &create))
+	require.NoError(t, cp.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: taskdef.CompileTaskName}, &compile))
+
+	for name, service := range services {
+		var policy networkingv1.NetworkPolicy
+		require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(service), &policy))
+		callers, err := metav1.LabelSelectorAsSelector(policy.Spec.Ingress[0].From[0].PodSelector)
+		require.NoError(t, err)
+		for runFor, run := range runs {
+			assert.Equal(t, runFor == name, callers.Matches(podLabels(run, &create)),
+				"the service of %s admits the provider step of the run made for %s", name, runFor)
+			assert.False(t, callers.Matches(podLabels(run, &compile)), "nor any compile pod (tenant code)")
+		}
+		assert.False(t, callers.Matches(labels.Set(service.Spec.Template.Labels)), "nor a provider service's own pods")
+	}
 }
 
 // A namespace being deleted takes the Provider's Tasks, its service and

@@ -19,6 +19,7 @@ import (
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/runcompletion"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/seal"
 )
 
 // DefaultHTTPTimeout bounds one delivery when no HTTPClient is given.
@@ -46,6 +47,9 @@ type Reconciler struct {
 	Backoff    Backoff          // DefaultBackoffBase and DefaultBackoffMax where zero
 	HTTPClient *http.Client     // one with DefaultHTTPTimeout when nil
 	Now        func() time.Time // time.Now when nil
+	// Seal verifies that the operator queued each pending event: anyone who
+	// may write the status could add one, and that one is never sent.
+	Seal *seal.Key
 
 	urls     map[string]string // by sink name
 	names    []string          // in configured order
@@ -143,8 +147,20 @@ func (r *Reconciler) reconcile(ctx context.Context, k kind, req ctrl.Request) (c
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if err := r.patchStatus(ctx, obj, func() bool { return runcompletion.Retain(k.outbox(obj), r.names) }); err != nil {
+	var forged []pipelinesv1beta1.PendingCompletionEvent
+	if err := r.patchStatus(ctx, obj, func() bool {
+		forged = runcompletion.DropUnless(k.outbox(obj), func(ev *pipelinesv1beta1.PendingCompletionEvent) bool {
+			return r.Seal.EventSealed(k.name, obj, ev)
+		})
+		return runcompletion.Retain(k.outbox(obj), r.names) || len(forged) > 0
+	}); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	for _, ev := range forged {
+		forgedTotal.Inc()
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "CompletionEventRefused", "Publish",
+			"pending completion event %q (source %q) was not queued by the operator (its seal does not verify): dropped, not published",
+			trimMessage(ev.ID, 128), trimMessage(ev.Source, 128))
 	}
 	if err := r.deliver(ctx, k, key, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)

@@ -32,6 +32,7 @@ import (
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/publish"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/seal"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
 )
 
@@ -40,6 +41,23 @@ var cp *testenv.ControlPlane
 func TestMain(m *testing.M) { os.Exit(testenv.RunTests(m, &cp)) }
 
 var ctx = context.Background()
+
+// testSeal is the publisher's key; tests seal the events they queue as the
+// operator would.
+var testSeal = func() *seal.Key {
+	k, err := seal.NewKey([]byte("publish-test-key-publish-test-key"))
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
+
+// sealAll seals events as queued in obj's outbox.
+func sealAll(kind string, obj metav1.Object, events []pipelinesv1beta1.PendingCompletionEvent) {
+	for i := range events {
+		testSeal.SealEvent(kind, obj, &events[i])
+	}
+}
 
 const (
 	wait = 20 * time.Second
@@ -105,6 +123,7 @@ func startPublisher(t *testing.T, ns string, sinks ...publish.Sink) (stop func()
 	r := &publish.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("publish-test"),
 		Sinks: sinks, Backoff: publish.Backoff{Base: 50 * time.Millisecond, Max: 200 * time.Millisecond},
+		Seal: testSeal,
 	}
 	skipNameValidation := true
 	require.NoError(t, r.SetupWithManager(mgr, controller.Options{SkipNameValidation: &skipNameValidation}))
@@ -138,6 +157,7 @@ func newRun(t *testing.T, ns, name string, events ...pipelinesv1beta1.PendingCom
 	r := &pipelinesv1beta1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "demo"}}
 	require.NoError(t, cp.Client.Create(ctx, r))
+	sealAll("Run", r, events)
 	r.Status.CompletionEvents.Pending = events
 	require.NoError(t, cp.Client.Status().Update(ctx, r))
 	return r
@@ -296,6 +316,7 @@ func TestEventsForRemovedSinksArePublishedWithoutARequest(t *testing.T) {
 		Spec: pipelinesv1beta1.RunConfigurationSpec{Run: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "demo"}}}
 	require.NoError(t, cp.Client.Create(ctx, rc))
 	rc.Status.CompletionEvents.Pending = []pipelinesv1beta1.PendingCompletionEvent{pending("nightly-1", `{"runId":"nightly-1"}`, "retired")}
+	sealAll("RunConfiguration", rc, rc.Status.CompletionEvents.Pending)
 	require.NoError(t, cp.Client.Status().Update(ctx, rc))
 
 	stop := startPublisher(t, ns, publish.Sink{Name: "removed-current", URL: current.URL})
@@ -305,4 +326,38 @@ func TestEventsForRemovedSinksArePublishedWithoutARequest(t *testing.T) {
 	})
 	stop()
 	assert.Empty(t, current.requests(0), "no sink asked for it")
+}
+
+// An event written into the outbox by anyone but the operator (its seal
+// missing, or made for other data or another resource) is dropped unsent:
+// neither delivered nor counted as published.
+func TestEventsTheOperatorDidNotQueueAreNeverSent(t *testing.T) {
+	ns := newNamespace(t)
+	s := newTestSink(t)
+	run := newRun(t, ns, "forged", pending("genuine", `{"runId":"genuine"}`, "a"))
+	other := newRun(t, ns, "other", pending("copied", `{"runId":"copied"}`, "a"))
+
+	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(run), run))
+	unsealed := pending("unsealed", `{"runId":"unsealed","status":"succeeded"}`, "a")
+	tampered := pending("tampered", `{"runId":"tampered"}`, "a")
+	testSeal.SealEvent("Run", run, &tampered)
+	tampered.Data = `{"runId":"tampered","servingModelArtifacts":[{"name":"m","location":"s3://attacker/m"}]}`
+	noSinks := pending("no-sinks", `{"runId":"no-sinks"}`)
+	noSinks.Sinks = []string{}                         // all delivered, as a forger would claim
+	copied := other.Status.CompletionEvents.Pending[0] // sealed for the other Run
+	copied.ID = "copied-here"
+	run.Status.CompletionEvents.Pending = append(run.Status.CompletionEvents.Pending, unsealed, tampered, noSinks, copied)
+	require.NoError(t, cp.Client.Status().Update(ctx, run))
+
+	startPublisher(t, ns, publish.Sink{Name: "a", URL: s.URL})
+	eventually(t, run, func(c *assert.CollectT) {
+		assert.Empty(c, run.Status.CompletionEvents.Pending)
+		assert.Equal(c, []string{"genuine"}, run.Status.CompletionEvents.Published, "only the operator's event is published")
+	})
+	eventually(t, other, func(c *assert.CollectT) { assert.Equal(c, []string{"copied"}, other.Status.CompletionEvents.Published) })
+	var ids []string
+	for _, r := range s.requests(0) {
+		ids = append(ids, r.header.Get("Ce-Id"))
+	}
+	assert.ElementsMatch(t, []string{"genuine", "copied"}, ids, "the sink received only the events the operator queued")
 }

@@ -20,8 +20,12 @@ var (
 		Name: "kfp_tekton_operator_cloudevent_sink_consecutive_failures",
 		Help: "The longest current run of failed deliveries to the sink for any one resource still holding undelivered events, in this operator process; 0 once every such resource's last attempt succeeded.",
 	}, []string{"sink"})
+	forgedTotal = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "kfp_tekton_operator_cloudevents_refused_total",
+		Help: "Pending run-completion events dropped unsent because the operator did not queue them (their seal does not verify: written into a status by someone else).",
+	})
 )
 
 func init() {
-	metrics.Registry.MustRegister(deliveredTotal, deliveryFailuresTotal, sinkConsecutiveFailures)
+	metrics.Registry.MustRegister(deliveredTotal, deliveryFailuresTotal, sinkConsecutiveFailures, forgedTotal)
 }

@@ -22,6 +22,7 @@ import (
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/scheme"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/seal"
 )
 
 // countingSink answers *status and lists the ids it was sent.
@@ -49,14 +50,18 @@ func TestARoundSkipsAFailedSinkAndWaitsForItsBackoff(t *testing.T) {
 	down, downGot := countingSink(t, &downStatus)
 	up, upGot := countingSink(t, &upStatus)
 	run := &pipelinesv1beta1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "train", UID: "uid-1"}}
+	key, err := seal.NewKey([]byte("round-test-key-round-test-key-round"))
+	require.NoError(t, err)
 	for _, id := range []string{"run-1", "run-2", "run-3"} {
-		run.Status.CompletionEvents.Pending = append(run.Status.CompletionEvents.Pending, pipelinesv1beta1.PendingCompletionEvent{
-			ID: id, Source: "team-a/kfp", Data: "{}", Time: metav1.Now(), Sinks: []string{"round-down", "round-up"}})
+		ev := pipelinesv1beta1.PendingCompletionEvent{
+			ID: id, Source: "team-a/kfp", Data: "{}", Time: metav1.Now(), Sinks: []string{"round-down", "round-up"}}
+		key.SealEvent("Run", run, &ev)
+		run.Status.CompletionEvents.Pending = append(run.Status.CompletionEvents.Pending, ev)
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithStatusSubresource(&pipelinesv1beta1.Run{}).WithObjects(run).Build()
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	recorder := events.NewFakeRecorder(10)
-	r := &Reconciler{Client: c, Recorder: recorder, Now: func() time.Time { return now },
+	r := &Reconciler{Client: c, Recorder: recorder, Now: func() time.Time { return now }, Seal: key,
 		Sinks:   []Sink{{Name: "round-down", URL: down.URL}, {Name: "round-up", URL: up.URL}},
 		Backoff: Backoff{Base: time.Second, Max: time.Minute}}
 	require.NoError(t, r.init())

@@ -7,6 +7,8 @@ package runconfiguration_test
 // artifact's location.
 
 import (
+	"time"
+
 	"encoding/json"
 	"testing"
 
@@ -32,6 +34,7 @@ func succeeded(t *testing.T, rc *pipelinesv1beta1.RunConfiguration, id, location
 	now := metav1.Now()
 	rc.Status.LatestRuns.Succeeded = &pipelinesv1beta1.RunReference{ProviderID: id, CompletedAt: &now,
 		Artifacts: []pipelinesv1beta1.Artifact{{Name: "examples", Location: location}}}
+	cp.SealKey(t).SealLatest(rc, rc.Status.LatestRuns.Succeeded)
 	require.NoError(t, cp.Client.Status().Patch(ctx, rc, patch))
 }
 
@@ -63,6 +66,18 @@ func TestUpstreamSuccessTriggersOneRunEach(t *testing.T) {
 	require.NoError(t, cp.Client.Create(ctx, training))
 	f.Eventually(t, training, fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(training))
 	assert.Empty(t, ownedRuns(t, training, runconfiguration.TriggerRunConfiguration), "no upstream run yet")
+
+	// A latest run the operator did not record (a status write) fires nothing.
+	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(upstream), upstream))
+	forged := client.MergeFrom(upstream.DeepCopy())
+	upstream.Status.LatestRuns.Succeeded = &pipelinesv1beta1.RunReference{ProviderID: "forged",
+		Artifacts: []pipelinesv1beta1.Artifact{{Name: "examples", Location: "s3://attacker/x"}}, Seal: "v1.forged"}
+	require.NoError(t, cp.Client.Status().Patch(ctx, upstream, forged))
+	fixture.Update(t, f, training, func(rc *pipelinesv1beta1.RunConfiguration) { rc.Labels = map[string]string{"woken": "1"} })
+	time.Sleep(2 * time.Second)
+	f.Eventually(t, training, func(c *assert.CollectT) { assert.Equal(c, training.Generation, training.Status.ObservedGeneration) })
+	assert.Empty(t, ownedRuns(t, training, runconfiguration.TriggerRunConfiguration), "a forged latest run fired a Run")
+	assert.Empty(t, training.Status.Triggers.RunConfigurations, "a forged latest run is recorded as fired")
 
 	succeeded(t, upstream, "run-1", "file:///a/run-1")
 	f.Eventually(t, training, func(c *assert.CollectT) {

@@ -44,6 +44,7 @@ import (
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/outcome"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/status"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/naming"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/seal"
 )
 
 // Labels on what a RunConfiguration creates.
@@ -69,6 +70,9 @@ type Reconciler struct {
 	// RetryAfter is unused by the RunConfiguration controller, which is woken
 	// by watches only; kept so all controllers are configured alike.
 	RetryAfter time.Duration
+	// Seal tells the latest runs the operator recorded from those anyone
+	// who may write a status could have written: only the former trigger.
+	Seal *seal.Key
 }
 
 // Reconcile brings a RunConfiguration's RunSchedules and Runs up to date.
@@ -282,7 +286,7 @@ func (r *Reconciler) latestSucceeded(ctx context.Context, namespace, name string
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, up); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
-	return up.Status.LatestRuns.Succeeded, nil
+	return r.Seal.Latest(up), nil
 }
 
 // upstreamNames are the RunConfigurations rc depends on or is triggered by.

@@ -40,6 +40,11 @@ const (
 	AnnotationRunConfiguration = "pipelines.kubeflow.org/runconfiguration"
 	// AnnotationPipelineVersion is the pipeline version, whole.
 	AnnotationPipelineVersion = "pipelines.kubeflow.org/pipeline-version"
+	// AnnotationArtifactsDirectory on a compiled Pipeline is the directory
+	// of the artifacts volume its pipeline root ends in: that of the
+	// namespace the Pipeline resource belongs to, the only one its runs
+	// mount.
+	AnnotationArtifactsDirectory = "pipelines.kubeflow.org/artifacts-directory"
 )
 
 // AnnotationOutputs on a compiled Pipeline and on its PipelineRuns lists
