@@ -33,12 +33,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 )
 
-func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
-		return v
-	}
-	return def
-}
 
 func TestChaosFaultsWhileSynchronising(t *testing.T) {
 	rounds, perKind := envInt("CHAOS_ROUNDS", 3), envInt("CHAOS_PER_KIND", 8)

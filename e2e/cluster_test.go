@@ -93,12 +93,13 @@ func namespace(t *testing.T, prefix string) string {
 
 // installProvider installs a provider with the provider chart: the fixture
 // provider image and the fixture compiler as framework "fixture".
-func installProvider(t *testing.T, ns, name string) {
+func installProvider(t *testing.T, ns, name string, helmArgs ...string) {
 	t.Helper()
-	run(t, filepath.Join(root, "bin", "helm"), "install", name, filepath.Join(root, "config", "helm", "kfp-tekton-provider"),
-		"--namespace", ns, "--set", "provider.name="+name,
-		"--set", "provider.image="+images["FIXTURE_PROVIDER_IMAGE"],
-		"--set", "provider.frameworks[0].name=fixture", "--set", "provider.frameworks[0].image="+images["FIXTURE_COMPILER_IMAGE"])
+	run(t, filepath.Join(root, "bin", "helm"), append([]string{"install", name, filepath.Join(root, "config", "helm", "kfp-tekton-provider"),
+		"--namespace", ns, "--set", "provider.name=" + name,
+		"--set", "provider.image=" + images["FIXTURE_PROVIDER_IMAGE"],
+		"--set", "provider.frameworks[0].name=fixture", "--set", "provider.frameworks[0].image=" + images["FIXTURE_COMPILER_IMAGE"]},
+		helmArgs...)...)
 	waitFor(t, 2*time.Minute, "Provider "+ns+"/"+name+" Ready", func() (bool, string) {
 		return readyIs(get(t, "Provider", ns, name), "True")
 	})

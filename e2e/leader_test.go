@@ -99,3 +99,11 @@ func killProcess(t *testing.T, comm, file string, marks ...string) {
 	t.Helper()
 	require.NoError(t, syscall.Kill(findProcess(t, comm, file, marks...), syscall.SIGKILL))
 }
+
+// envInt is the number in environment variable name, or def.
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}

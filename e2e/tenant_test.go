@@ -249,8 +249,7 @@ func TestTenantStatusAndForeignProvidersRevealNothing(t *testing.T) {
 	tenantWritesStatus(t, users, "Run", owner, "liar", fmt.Sprintf(`{"provider":{"name":"%s/kfp","id":"forged-run"},"version":"v1"}`, owner))
 	// Wake the operator with a change of the resource itself.
 	liar := get(t, "Run", owner, "liar")
-	liar.SetAnnotations(map[string]string{"e2e/touch": "1"})
-	require.NoError(t, users.Update(context.Background(), liar))
+	require.NoError(t, users.Patch(context.Background(), liar, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"e2e/touch":"1"}}}`))))
 	waitFor(t, syncTimeout, "Run honest Ready", func() (bool, string) { return readyIs(get(t, "Run", owner, "honest"), "True") })
 	waitFor(t, time.Minute, "Run liar refused", func() (bool, string) {
 		status, reason, msg := condition(get(t, "Run", owner, "liar"), "Ready")
@@ -265,16 +264,21 @@ func TestTenantStatusAndForeignProvidersRevealNothing(t *testing.T) {
 func TestTenantObjectsDoNotFillTheOperatorsMemory(t *testing.T) {
 	tenant := namespace(t, "e2e-filler")
 	tc := tenantClient(t, tenant)
-	const objects, filler = 400, 200_000
+	// E2E_FILLER_OBJECTS and E2E_FILLER_BYTES change the flood (the stop
+	// notes measure 10,000 of 1,000 bytes).
+	objects, filler := envInt("E2E_FILLER_OBJECTS", 400), envInt("E2E_FILLER_BYTES", 200_000)
 	pid := leaderPID(t)
 	before := rssKiB(t, pid)
 	padding := strings.Repeat("x", filler)
 	errs := make(chan error, objects)
 	var wg sync.WaitGroup
+	limit := make(chan struct{}, 32)
 	for i := range objects {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			limit <- struct{}{}
+			defer func() { <-limit }()
 			task := &tektonv1.Task{
 				ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: fmt.Sprintf("filler-%d", i),
 					Labels:      map[string]string{"app.kubernetes.io/managed-by": "kfp-tekton-operator"},
@@ -290,12 +294,15 @@ func TestTenantObjectsDoNotFillTheOperatorsMemory(t *testing.T) {
 		require.NoError(t, err, "the tenant creates labelled Tasks in its own namespace")
 	}
 	time.Sleep(30 * time.Second) // the leader's watch has them all by now
+	if t.Failed() {
+		return
+	}
 	require.Equal(t, pid, leaderPID(t), "the leader changed during the measurement")
 	after := rssKiB(t, pid)
 	grew := (after - before) / 1024
 	t.Logf("%d labelled Tasks of %d KB each (%d MiB) in a tenant namespace: leader RSS %d → %d MiB (%+d MiB)",
 		objects, filler/1000, objects*filler>>20, before/1024, after/1024, grew)
-	assert.Less(t, grew, int64(objects*filler>>20)/2, "the leader keeps the tenant's objects")
+	assert.Less(t, grew, int64(max(objects*filler>>20, 40))/2, "the leader keeps the tenant's objects")
 }
 
 // Hole 6: the compile pod, which runs the image a Pipeline's author names,
@@ -303,18 +310,15 @@ func TestTenantObjectsDoNotFillTheOperatorsMemory(t *testing.T) {
 // Provider's pipelineImagePullSecrets, when set.
 func TestCompilePodsDoNotBorrowTheProvidersPullSecrets(t *testing.T) {
 	ns := namespace(t, "e2e-pullsecrets")
-	installProvider(t, ns, "kfp")
 	ctx := context.Background()
 	dockerConfig := []byte(`{"auths":{"registry.example":{"auth":"dXNlcjpwYXNz"}}}`)
 	for _, name := range []string{"provider-regcred", "compile-regcred"} {
 		require.NoError(t, cl.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 			Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{corev1.DockerConfigJsonKey: dockerConfig}}))
 	}
-	account, _, _ := unstructured.NestedString(get(t, "Provider", ns, "kfp").Object, "spec", "serviceAccount")
-	var sa corev1.ServiceAccount
-	require.NoError(t, cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: account}, &sa))
-	sa.ImagePullSecrets = append(sa.ImagePullSecrets, corev1.LocalObjectReference{Name: "provider-regcred"})
-	require.NoError(t, cl.Update(ctx, &sa))
+	// The provider account pulls with provider-regcred (the chart lets the
+	// operator read it, to pin the Provider's images).
+	installProvider(t, ns, "kfp", "--set", "serviceAccount.imagePullSecrets[0].name=provider-regcred")
 
 	tc := tenantClient(t, ns)
 	compilePullSecrets := func(pipeline string) []string {

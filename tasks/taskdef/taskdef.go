@@ -289,8 +289,10 @@ func callsProvider(meta metav1.ObjectMeta) metav1.ObjectMeta {
 }
 
 // ProviderCallers selects the pods of the Tasks that call the provider.
+// Not by LabelManagedBy: Tekton sets it to tekton-pipelines on every pod it
+// makes (seen on the real node), so a selector on ours matches no pod.
 func ProviderCallers() map[string]string {
-	return map[string]string{LabelManagedBy: ManagedBy, LabelCallsProvider: "true"}
+	return map[string]string{LabelCallsProvider: "true"}
 }
 
 // StepUser is the user every step runs as (the images' "nonroot").
