@@ -33,7 +33,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 )
 
-
 func TestChaosFaultsWhileSynchronising(t *testing.T) {
 	rounds, perKind := envInt("CHAOS_ROUNDS", 3), envInt("CHAOS_PER_KIND", 8)
 	ns := namespace(t, "e2e-chaos")
