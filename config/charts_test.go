@@ -409,6 +409,7 @@ func TestChartRBACIsEnoughForEveryLifecycle(t *testing.T) {
 
 	metricsPort := freePort(t)
 	cfg := testenv.TestOperatorConfig(operator.Config{
+		Namespace:      "kfp-tekton-operator", // its seal key's Secret: the chart grants get and create there
 		LeaderElection: true, LeaderElectionNamespace: "kfp-tekton-operator", KubeAPIQPS: 100, KubeAPIBurst: 200,
 		RetryBackoffBase: metav1.Duration{Duration: 200 * time.Millisecond}, RetryBackoffMax: metav1.Duration{Duration: 400 * time.Millisecond},
 	})
