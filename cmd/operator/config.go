@@ -39,6 +39,7 @@ func defaults() operator.Config {
 // bind registers a flag for every field of cfg, defaulting to its value.
 func bind(fs *flag.FlagSet, cfg *operator.Config, file *string) {
 	fs.StringVar(file, "config", *file, "operator configuration file (YAML, fields as in internal/controller/operator.Config); flags override it")
+	fs.StringVar(&cfg.Namespace, "namespace", cfg.Namespace, "the operator's namespace, where the Secret of the key sealing its status records lives (default: its service account's, in a pod)")
 	fs.StringVar(&cfg.WorkflowNamespace, "workflow-namespace", cfg.WorkflowNamespace, "namespace of every Provider's Tasks and PipelineRuns; empty: each Provider's own namespace")
 	fs.StringVar(&cfg.HelperImage, "helper-image", cfg.HelperImage, "image with /kfp-task for the shared Tasks (default $KFP_HELPER_IMAGE)")
 	fs.BoolVar(&cfg.LeaderElection, "leader-elect", cfg.LeaderElection, "elect a leader, for more than one replica")
