@@ -165,20 +165,7 @@ func TestProviderServicePostsACompletionThatTriggersADependant(t *testing.T) {
 	s := startSink(t)
 	withSink(t, s)
 	ns := namespace(t, "e2e-webhook")
-	tektonProvider(t, ns)
-	demoPipeline(t, ns, "consumer", "/consumer.yaml")
-	demoPipeline(t, ns, "demo-ml", "/pipeline.yaml")
-	// examples' runs happen outside this cluster: only their completion is posted.
-	create(t, ns, `
-kind: RunConfiguration
-metadata: {name: examples}
-spec:
-  run:
-    provider: kfp
-    pipeline: demo-ml
-    artifacts: [{name: model, path: "train:model:0[pushed == 1]"}]
-`)
-	reportOnExamples(t, ns, "consumer")
+	postedChain(t, ns, func(manifest string) { create(t, ns, manifest) })
 	url := eventsURL(t)
 	token := providerToken(t, ns, "kfp")
 	intruder := strings.TrimSpace(run(t, "kubectl", "create", "token", "default", "-n", ns, "--audience", "kfp-tekton-operator/"+ns+"/kfp"))
@@ -211,6 +198,26 @@ spec:
 		received, _, _ := s.snapshot()
 		return received["vertex-run-42"] == 1 && received[id] == 1, fmt.Sprint(received)
 	})
+}
+
+// postedChain sets up, on the Tekton provider in ns, RunConfiguration
+// examples, whose runs happen outside this cluster (only their completion is
+// posted), made by createExamples, and report, triggered by each of them.
+func postedChain(t *testing.T, ns string, createExamples func(manifest string)) {
+	t.Helper()
+	tektonProvider(t, ns)
+	demoPipeline(t, ns, "consumer", "/consumer.yaml")
+	demoPipeline(t, ns, "demo-ml", "/pipeline.yaml")
+	createExamples(`
+kind: RunConfiguration
+metadata: {name: examples}
+spec:
+  run:
+    provider: kfp
+    pipeline: demo-ml
+    artifacts: [{name: model, path: "train:model:0[pushed == 1]"}]
+`)
+	reportOnExamples(t, ns, "consumer")
 }
 
 // eventsURL is where an operator pod serves /events.

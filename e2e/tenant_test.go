@@ -155,20 +155,8 @@ func TestTenantCannotForgeCompletionsOrDependencies(t *testing.T) {
 	s := startSink(t)
 	withSink(t, s)
 	ns := namespace(t, "e2e-forge")
-	tektonProvider(t, ns)
-	demoPipeline(t, ns, "consumer", "/consumer.yaml")
-	demoPipeline(t, ns, "demo-ml", "/pipeline.yaml")
 	tc := tenantClient(t, ns)
-	tenantCreate(t, tc, ns, `
-kind: RunConfiguration
-metadata: {name: examples}
-spec:
-  run:
-    provider: kfp
-    pipeline: demo-ml
-    artifacts: [{name: model, path: "train:model:0[pushed == 1]"}]
-`)
-	reportOnExamples(t, ns, "consumer")
+	postedChain(t, ns, func(manifest string) { tenantCreate(t, tc, ns, manifest) })
 	waitFor(t, 3*time.Minute, "report synchronised", func() (bool, string) { return synchronised(get(t, "RunConfiguration", ns, "report")) })
 
 	now := time.Now().UTC().Format(time.RFC3339)

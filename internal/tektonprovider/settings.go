@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
 )
 
 // Provider spec.parameters the Tekton provider reads. Other keys are left
@@ -15,8 +16,9 @@ import (
 const (
 	// ParamPipelineServiceAccount names the service account ML pipeline
 	// steps run as (default DefaultPipelineServiceAccount). It must not be
-	// the Provider's own account, which can create PipelineRuns.
-	ParamPipelineServiceAccount = "pipelineServiceAccount"
+	// the Provider's own account, which can create PipelineRuns. Defined in
+	// meta, where the operator reads it too.
+	ParamPipelineServiceAccount = meta.ParamPipelineServiceAccount
 	// ParamArtifactsClaim names a PersistentVolumeClaim in the provider
 	// namespace that holds the pipeline roots of every namespace the
 	// Provider admits, one directory each (NamespaceDirectory): a run
@@ -33,7 +35,7 @@ const (
 const (
 	// DefaultPipelineServiceAccount is the namespace's default account,
 	// which holds no rights unless someone granted it some.
-	DefaultPipelineServiceAccount = "default"
+	DefaultPipelineServiceAccount = meta.DefaultPipelineServiceAccount
 	// DefaultArtifactsStorage is the per-run volume's size.
 	DefaultArtifactsStorage = "1Gi"
 )
