@@ -58,16 +58,43 @@ func TestAuthorised(t *testing.T) {
 }
 
 func TestRunTakes(t *testing.T) {
-	ev := runcompletion.EventData{RunID: "b-1", Provider: runcompletion.NamespacedName{Namespace: "team-a", Name: "kfp"}}
-	run := func(provider, id string) *pipelinesv1beta1.Run {
-		r := &pipelinesv1beta1.Run{}
-		r.Status.Provider.Name, r.Status.Provider.ID = provider, id
-		return r
+	p := &pipelinesv1beta1.Provider{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "kfp"}}
+	ev := runcompletion.EventData{RunID: "b-1", Status: runcompletion.Succeeded, Provider: runcompletion.NamespacedName{Namespace: "team-a", Name: "kfp"}}
+	type run struct {
+		ns, spec, synced, id string
+		state                pipelinesv1beta1.CompletionState
 	}
-	assert.Equal(t, http.StatusOK, code(RunTakes(run("team-a/kfp", "b-1"), ev)))
-	assert.Equal(t, http.StatusForbidden, code(RunTakes(run("team-b/kfp", "b-1"), ev)), "another provider's run")
-	assert.Equal(t, http.StatusConflict, code(RunTakes(run("team-a/kfp", ""), ev)), "no id yet: retry")
-	assert.Equal(t, http.StatusGone, code(RunTakes(run("team-a/kfp", "b-0"), ev)), "another backend run")
+	for _, tc := range []struct {
+		name string
+		run  run
+		code int
+		take take
+	}{
+		{"its backend run", run{ns: "team-a", spec: "kfp", synced: "team-a/kfp", id: "b-1"}, http.StatusOK, record},
+		{"another backend run id (kfp-operator's services)", run{ns: "team-a", spec: "kfp", synced: "team-a/kfp", id: "b-0"}, http.StatusOK, record},
+		{"before the create's id is recorded", run{ns: "team-a", spec: "kfp"}, http.StatusOK, record},
+		{"spec names the provider by namespace", run{ns: "team-a", spec: "team-a/kfp"}, http.StatusOK, record},
+		{"replayed", run{ns: "team-a", spec: "kfp", synced: "team-a/kfp", id: "b-1", state: pipelinesv1beta1.CompletionStateSucceeded}, http.StatusOK, replayed},
+		{"replayed as another state", run{ns: "team-a", spec: "kfp", synced: "team-a/kfp", id: "b-1", state: pipelinesv1beta1.CompletionStateFailed}, http.StatusConflict, 0},
+		{"another provider's run", run{ns: "team-a", spec: "other", id: "b-1"}, http.StatusForbidden, 0},
+		{"synchronised with another provider", run{ns: "team-a", spec: "kfp", synced: "team-b/kfp", id: "b-1"}, http.StatusForbidden, 0},
+		{"another namespace's run on a provider not admitting it", run{ns: "team-b", spec: "team-a/kfp"}, http.StatusForbidden, 0},
+		{"another namespace's run of the same provider name", run{ns: "team-b", spec: "kfp"}, http.StatusForbidden, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &pipelinesv1beta1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: tc.run.ns, Name: "train"},
+				Spec: pipelinesv1beta1.RunSpec{Provider: pipelinesv1beta1.ProviderReference(tc.run.spec)}}
+			r.Status.Provider.Name, r.Status.Provider.ID, r.Status.CompletionState = tc.run.synced, tc.run.id, tc.run.state
+			got, err := RunTakes(r, p, ev)
+			assert.Equal(t, tc.code, code(err), err)
+			assert.Equal(t, tc.take, got)
+		})
+	}
+	admitting := p.DeepCopy()
+	admitting.Spec.AllowedNamespaces = []string{"team-b"}
+	r := &pipelinesv1beta1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b"}, Spec: pipelinesv1beta1.RunSpec{Provider: "team-a/kfp"}}
+	_, err := RunTakes(r, admitting, ev)
+	assert.NoError(t, err, "a namespace the provider admits")
 }
 
 func TestRunConfigurationTakes(t *testing.T) {

@@ -196,7 +196,6 @@ func (h *Handler) provider(ctx context.Context, name runcompletion.NamespacedNam
 // apply records the completion on the Run and the RunConfiguration the
 // event names. 410 only when none of them is there to take it.
 func (h *Handler) apply(ctx context.Context, ev runcompletion.EventData, p *pipelinesv1beta1.Provider) error {
-	c := completionOf(ev)
 	gone := []string{}
 	if ev.RunName != nil {
 		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -204,15 +203,18 @@ func (h *Handler) apply(ctx context.Context, ev runcompletion.EventData, p *pipe
 			if err := h.Client.Get(ctx, types.NamespacedName{Namespace: ev.RunName.Namespace, Name: ev.RunName.Name}, &run); err != nil {
 				return err
 			}
-			if err := RunTakes(&run, ev); err != nil {
+			take, err := RunTakes(&run, p, ev)
+			if err != nil || take == replayed {
 				return err
 			}
-			return h.Completions.CompleteRun(ctx, &run, c)
+			return h.Completions.CompleteRun(ctx, &run, completionOf(ev, run.Status.Provider.ID))
 		})
 		switch {
 		case apierrors.IsNotFound(err):
 			gone = append(gone, "Run "+ev.RunName.String())
 		case err != nil:
+			// Refused (or not recorded): the RunConfiguration must not
+			// take what its Run did not.
 			return err
 		}
 	}
@@ -228,7 +230,7 @@ func (h *Handler) apply(ctx context.Context, ev runcompletion.EventData, p *pipe
 			if err := RunConfigurationTakes(&rc, p, ev); err != nil {
 				return err
 			}
-			return h.Completions.RecordForRunConfiguration(ctx, &rc, c, carriesEvent)
+			return h.Completions.RecordForRunConfiguration(ctx, &rc, completionOf(ev, ""), carriesEvent)
 		})
 		switch {
 		case apierrors.IsNotFound(err):
@@ -254,18 +256,40 @@ func countNamed(ev runcompletion.EventData) int {
 	return n
 }
 
-// RunTakes says whether run takes the event: it must be synchronised with
-// the reporting Provider, and the event be about its backend run.
-func RunTakes(run *pipelinesv1beta1.Run, ev runcompletion.EventData) error {
+// take is what a Run does with a completion it may take.
+type take int
+
+const (
+	// record the completion: the Run has none yet.
+	record take = iota
+	// replayed: the Run already completed so; nothing changes.
+	replayed
+)
+
+// RunTakes says whether run takes the event p reported, as kfp-operator
+// keys completions: by the Run's name and Provider, whatever the backend
+// run id. Provider services do not keep the id a create answers and the
+// id their completion carries equal (kfp-operator's stub and Vertex AI
+// services), nor wait for the create's answer to be recorded before they
+// post: so neither is asked of them. The Run must run on p (by its spec,
+// and by its status once synchronised) in a namespace p admits; a Run
+// completes once, and a report of another state for it is refused.
+func RunTakes(run *pipelinesv1beta1.Run, p *pipelinesv1beta1.Provider, ev runcompletion.EventData) (take, error) {
+	ref := lifecycle.ProviderKey(run.Spec.Provider, run.Namespace).String()
+	state := stateOf(ev)
 	switch {
-	case run.Status.Provider.Name != ev.Provider.String():
-		return fail(http.StatusForbidden, "Run %s/%s is synchronised with Provider %q, not %s", run.Namespace, run.Name, run.Status.Provider.Name, ev.Provider)
-	case run.Status.Provider.ID == "":
-		return fail(http.StatusConflict, "Run %s/%s has no backend id yet; retry", run.Namespace, run.Name)
-	case run.Status.Provider.ID != ev.RunID:
-		return fail(http.StatusGone, "Run %s/%s is backend run %s, not %s", run.Namespace, run.Name, run.Status.Provider.ID, ev.RunID)
+	case ref != ev.Provider.String():
+		return 0, fail(http.StatusForbidden, "Run %s/%s runs on Provider %s, not %s", run.Namespace, run.Name, ref, ev.Provider)
+	case run.Status.Provider.Name != "" && run.Status.Provider.Name != ev.Provider.String():
+		return 0, fail(http.StatusForbidden, "Run %s/%s is synchronised with Provider %q, not %s", run.Namespace, run.Name, run.Status.Provider.Name, ev.Provider)
+	case !lifecycle.Admits(p, run.Namespace):
+		return 0, fail(http.StatusForbidden, "Provider %s does not allow namespace %s", ev.Provider, run.Namespace)
+	case run.Status.CompletionState == state:
+		return replayed, nil
+	case run.Status.CompletionState != "":
+		return 0, fail(http.StatusConflict, "Run %s/%s already completed as %s: a completion is recorded once", run.Namespace, run.Name, run.Status.CompletionState)
 	}
-	return nil
+	return record, nil
 }
 
 // RunConfigurationTakes says whether rc takes the event: its run spec must
@@ -281,11 +305,22 @@ func RunConfigurationTakes(rc *pipelinesv1beta1.RunConfiguration, p *pipelinesv1
 	return nil
 }
 
-// completionOf is what a posted event means for the resources it names.
-func completionOf(ev runcompletion.EventData) completion.Completion {
-	state, verb := pipelinesv1beta1.CompletionStateSucceeded, "succeeded"
+// stateOf is the completion state a posted event reports.
+func stateOf(ev runcompletion.EventData) pipelinesv1beta1.CompletionState {
 	if ev.Status == runcompletion.Failed {
-		state, verb = pipelinesv1beta1.CompletionStateFailed, "failed"
+		return pipelinesv1beta1.CompletionStateFailed
+	}
+	return pipelinesv1beta1.CompletionStateSucceeded
+}
+
+// completionOf is what a posted event means for the resources it names;
+// created is the backend id the Run's create recorded, if any and known.
+// The event's runId is the completion's backend run id either way.
+func completionOf(ev runcompletion.EventData, created string) completion.Completion {
+	state := stateOf(ev)
+	verb := "succeeded"
+	if state == pipelinesv1beta1.CompletionStateFailed {
+		verb = "failed"
 	}
 	ended := metav1.NewTime(time.Now().Truncate(time.Second))
 	if ev.RunEndTime != nil {
@@ -297,7 +332,11 @@ func completionOf(ev runcompletion.EventData) completion.Completion {
 	if ev.PipelineComponents == nil {
 		ev.PipelineComponents = []runcompletion.PipelineComponent{}
 	}
+	run := "backend run " + ev.RunID
+	if created != "" && created != ev.RunID {
+		run += " (created as " + created + ")"
+	}
 	return completion.Completion{State: state, EndedAt: ended, Event: ev,
-		Message: fmt.Sprintf("backend run %s %s, as Provider %s reported", ev.RunID, verb, ev.Provider),
+		Message: fmt.Sprintf("%s %s, as Provider %s reported", run, verb, ev.Provider),
 		From:    "Provider " + ev.Provider.String()}
 }

@@ -6,15 +6,16 @@
 // `Authorization: Bearer …`, checked with a TokenReview for the configured
 // audience, and authorised as the service account of the Provider the
 // event names (in the Provider's namespace or its workflow namespace);
-// that Provider must be the one the named Run or RunConfiguration is
-// synchronised with. So a tenant can complete only runs of its own
-// Provider.
+// that Provider must be the one the named Run runs on or RunConfiguration
+// names. So a tenant can complete only runs of its own Provider. As in
+// kfp-operator, a completion is keyed by the Run's name: its runId need
+// not be the create's id, and it may come before that id is recorded.
 //
 // Answers: 200 applied (or already applied), 400 malformed (the body says
-// what), 401 no valid token, 403 not the named Provider's account, 409
-// the Run has no backend id yet (retry), 410 no such Run or
-// RunConfiguration (or the Run's backend run is another), 413 too large,
-// 503 too busy (with Retry-After; see Limits).
+// what), 401 no valid token, 403 not the named Provider's account or
+// resource, 409 the Run already completed as another state, 410 no such
+// Run or RunConfiguration, 413 too large, 503 too busy (with Retry-After;
+// see Limits).
 package eventserver
 
 import (

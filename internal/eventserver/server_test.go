@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/operator"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/fixture"
@@ -115,11 +116,56 @@ func TestAProviderServiceCompletesARun(t *testing.T) {
 	})
 
 	// Posted again (a provider service retrying): applied once.
-	code, msg = post(t, url, tok, runEvent(f.NS, "train", "backend-1", "succeeded"))
+	code, msg = post(t, url, tok, runEvent(f.NS, "train", "backend-1", "failed"))
 	require.Equal(t, http.StatusOK, code, msg)
+	// Reported again as another state: refused, the first report stands.
+	code, msg = post(t, url, tok, runEvent(f.NS, "train", "backend-1", "succeeded"))
+	require.Equal(t, http.StatusConflict, code, msg)
+	assert.Contains(t, msg, "already completed as Failed")
 	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(r), r))
 	assert.Equal(t, pipelinesv1beta1.CompletionStateFailed, r.Status.CompletionState, "the first report stands")
 	assert.Len(t, r.Status.CompletionEvents.Pending, 1)
+}
+
+// kfp-operator's services complete a Run by its name: the stub's
+// completion carries another id than its create answered
+// (stub-run-<unix seconds>), Vertex AI's the pipeline job id.
+func TestACompletionIsKeyedByTheRunNotItsBackendID(t *testing.T) {
+	f, url := events(t)
+	r := f.SyncedRun(t, "train", "team-train")
+	tok := token(t, f.NS, "kfp-provider", audience+"/"+f.NS+"/kfp")
+
+	code, msg := post(t, url, tok, runEvent(f.NS, "train", "stub-run-1764583200", "succeeded"))
+	require.Equal(t, http.StatusOK, code, msg)
+	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(r), r))
+	assert.Equal(t, pipelinesv1beta1.CompletionStateSucceeded, r.Status.CompletionState)
+	assert.Contains(t, r.Status.CompletionMessage, "backend run stub-run-1764583200 (created as team-train) succeeded")
+	assert.Equal(t, "team-train", r.Status.Provider.ID, "the create's id, which deletes it, stays")
+	require.Len(t, r.Status.CompletionEvents.Pending, 1)
+	assert.Equal(t, "stub-run-1764583200", r.Status.CompletionEvents.Pending[0].ID, "the event carries the completion's backend run")
+}
+
+// A provider service may post before the operator has recorded its
+// create's answer (kfp-operator's stub posts 5 s after the create, and
+// never again): the completion is recorded at once, not lost.
+func TestACompletionBeforeTheCreateIsRecordedIsKept(t *testing.T) {
+	f, url := events(t)
+	f.SyncedPipeline(t, "demo")
+	r := &pipelinesv1beta1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "early"},
+		Spec: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "demo"}}
+	require.NoError(t, cp.Client.Create(ctx, r))
+	create := f.EventuallyRun(t, r, 1, lifecycle.OpCreate) // running: no id recorded
+	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(r), r))
+	require.Empty(t, r.Status.Provider.ID)
+
+	code, msg := post(t, url, token(t, f.NS, "kfp-provider", audience+"/"+f.NS+"/kfp"), runEvent(f.NS, "early", "early-7", "succeeded"))
+	require.Equal(t, http.StatusOK, code, msg)
+	f.Finish(t, create, true, "early", "", "")
+	f.Eventually(t, r, func(c *assert.CollectT) {
+		assert.Equal(c, pipelinesv1beta1.CompletionStateSucceeded, r.Status.CompletionState)
+		assert.Equal(c, "early", r.Status.Provider.ID, "the create's answer is recorded after")
+		assert.Equal(c, metav1.ConditionTrue, fixture.Condition(r, pipelinesv1beta1.ConditionReady).Status)
+	})
 }
 
 func TestEventsFromAnyoneButTheProviderAreRefused(t *testing.T) {
@@ -151,13 +197,12 @@ func TestEventsFromAnyoneButTheProviderAreRefused(t *testing.T) {
 			strings.ReplaceAll(valid, `"provider":"`+f.NS+`/kfp"`, `"provider":"`+f.NS+`/absent"`), http.StatusForbidden,
 			"may not report for Provider " + f.NS + "/absent: it does not exist, or reports as another account"},
 		{"another team's provider for our run", token(t, other, "kfp-provider", audience+"/"+other+"/kfp"),
-			strings.ReplaceAll(valid, `"provider":"`+f.NS+`/kfp"`, `"provider":"`+other+`/kfp"`), http.StatusForbidden, "is synchronised with Provider"},
+			strings.ReplaceAll(valid, `"provider":"`+f.NS+`/kfp"`, `"provider":"`+other+`/kfp"`), http.StatusForbidden, "runs on Provider " + f.NS + "/kfp, not " + other + "/kfp"},
 		{"not JSON", token(t, f.NS, "kfp-provider", audience+"/"+f.NS+"/kfp"), "{", http.StatusBadRequest, "not JSON"},
 		{"unknown status", token(t, f.NS, "kfp-provider", audience+"/"+f.NS+"/kfp"), strings.Replace(valid, `"succeeded"`, `"done"`, 1), http.StatusBadRequest, `status "done"`},
 		{"no resource", token(t, f.NS, "kfp-provider", audience+"/"+f.NS+"/kfp"), `{"status":"succeeded","runId":"x","provider":"` + f.NS + `/kfp"}`, http.StatusBadRequest, "names no resource"},
 		{"no such run", token(t, f.NS, "kfp-provider", audience+"/"+f.NS+"/kfp"), runEvent(f.NS, "absent", "backend-1", "succeeded"), http.StatusGone, "no Run " + f.NS + "/absent"},
 		{"too large", token(t, f.NS, "kfp-provider", audience+"/"+f.NS+"/kfp"), strings.Replace(valid, `"runId"`, `"pad":"`+strings.Repeat("<", 300<<10)+`","runId"`, 1), http.StatusRequestEntityTooLarge, "over 262144 bytes"},
-		{"another backend run", token(t, f.NS, "kfp-provider", audience+"/"+f.NS+"/kfp"), runEvent(f.NS, "train", "backend-0", "succeeded"), http.StatusGone, "is backend run backend-1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, msg := post(t, url, tc.bearer, tc.body)
