@@ -1,13 +1,65 @@
-// Package artifactpath selects a run's output artifacts by the paths of a
-// run spec's artifacts[]: COMPONENT:OUTPUT:INDEX[FILTER] (the API doc of
-// OutputArtifact.Path). The shapes follow kfp-operator's run-completion
-// events: a run's components, each with named outputs, each a list of
-// artifacts with a URI and metadata. FILTER is comparisons of an artifact's
-// metadata joined by &&: KEY OP VALUE, OP one of == != < <= > >=, VALUE a
-// number, a quoted string ('…' or "…"), true or false. Numbers compare
-// numerically, strings and booleans only with == and !=; a missing key or
-// a value of another type never matches. INDEX counts the artifacts the
-// filter keeps.
+// Package artifactpath reads the paths of a run spec's artifacts[] and
+// selects by them a run's output artifacts, with the grammar and meaning
+// kfp-operator gives them (sky-uk/kfp-operator: the pattern of
+// apis/pipelines/hub/artifact.go, the selection of
+// controllers/webhook/event_processor.go). The shapes follow its
+// run-completion events: a run's components, each with named outputs, each
+// a list of artifacts with a URI and metadata.
+//
+// A path is COMPONENT:ARTIFACT or COMPONENT:ARTIFACT:INDEX, either
+// optionally followed by [FILTER]:
+//   - COMPONENT (the pipeline's task) and ARTIFACT (its output artifact):
+//     not empty, without ':', '[' or ']'.
+//   - INDEX: decimal digits, at most 9223372036854775807; empty or left
+//     out, 0. It picks the artifact at that position in the output's list,
+//     counting all of them (the filter does not skip any).
+//   - FILTER: not empty, without ':', '[' or ']' (kfp-operator refuses such
+//     paths); a go-bexpr (github.com/hashicorp/go-bexpr v0.1.16) boolean
+//     expression over the picked artifact's metadata, which must hold for
+//     it to be selected.
+//
+// Every component named COMPONENT and every output of it named ARTIFACT is
+// looked at, in order; Select returns the first artifact picked that has a
+// URI and passes the filter (kfp-operator reports every one).
+//
+// The filter language (go-bexpr's):
+//   - Conditions: SELECTOR == VALUE, SELECTOR != VALUE, SELECTOR contains
+//     VALUE, VALUE in SELECTOR (a list's element, a map's key or a
+//     substring), SELECTOR matches VALUE (a Go regular expression),
+//     SELECTOR is empty, SELECTOR is nil, and the not forms: not contains,
+//     not in, not matches, is not empty, is not nil.
+//   - Joined with and, or, not and parentheses (and binds tighter than
+//     or); any SELECTOR as NAME { FILTER } and all SELECTOR as NAME {
+//     FILTER } go over a list's elements or a map's keys (as I, V: index
+//     or key and element; I, _ or _, V for one of them). An any or all
+//     must stand alone or in parentheses. There is no &&, ||, <, <=, > or
+//     >=, and no '...' strings.
+//   - SELECTOR: a key (a letter, then letters, digits, _ and /) followed by
+//     .KEY or .N (a list index) steps, or a JSON pointer in double quotes,
+//     "/key/0".
+//   - VALUE: a number, -?(0|[1-9][0-9]*)(.[0-9]+)?, which a space, ) or the
+//     end of the filter must follow; a string, "..." with Go's escapes or
+//     `...`; or a bare word written like a selector (prod, true, a.b).
+//     The value is text, read in the type of the metadata value it meets:
+//     pushed == 1 holds for 1 and 1.0, blessed == true for the boolean,
+//     stage == prod for "prod"; text that does not read as that type (1.5
+//     for an integer, "x" for a number) is an error. A double-quoted value
+//     that is a JSON pointer stands for its keys joined by "/" ("/a/b" is
+//     a/b).
+//   - Whitespace (space, tab, CR, LF) must separate words (and, or, not,
+//     contains, in, is, matches, any, all, as) and is optional around ==,
+//     != and parentheses.
+//   - A key missing from the metadata itself is an error; one missing from
+//     a map nested in it makes == false and != true (not in, not matches,
+//     is empty and is nil true, the others false; any false, all true).
+//   - Evaluation stops at the first error, anywhere (not and or do not
+//     mask it), and the artifact is not selected.
+//   - go-bexpr gives up parsing after 2,000,000 steps of its backtracking
+//     parser, which about 7 levels of nested parentheses exceed: such a
+//     filter does not compile.
+//
+// A FILTER go-bexpr cannot compile is a *FilterError of Parse; kfp-operator
+// admits the path but never selects anything with it.
 package artifactpath
 
 import (
@@ -38,93 +90,82 @@ type Artifact struct {
 
 // Path is a parsed artifact path.
 type Path struct {
-	Component, Output string
-	Index             int
-	Filter            []Comparison
+	Component string
+	// Output is the path's ARTIFACT: the component's output.
+	Output string
+	Index  int
+	// Filter is the FILTER text, "" for none.
+	Filter string
+	filter expr
 }
 
-// Comparison is one KEY OP VALUE of a filter; Value is a float64, string
-// or bool.
-type Comparison struct {
-	Key, Op string
-	Value   any
-}
-
-var (
-	pathRE       = regexp.MustCompile(`^([^:\[\]]+):([^:\[\]]+):([0-9]+)(?:\[(.*)\])?$`)
-	comparisonRE = regexp.MustCompile(`^\s*([A-Za-z_][A-Za-z0-9_.]*)\s*(==|!=|<=|>=|<|>)\s*('[^']*'|"[^"]*"|-?[0-9]+(?:\.[0-9]+)?|true|false)\s*$`)
-)
+// pattern is kfp-operator's ArtifactPathPattern (apis/pipelines/hub/
+// artifact.go; the same in v1alpha6): what its API and provider services
+// accept, given an INDEX that fits an int.
+var pattern = regexp.MustCompile(`^([^\[\]:]+):([^\[\]:]+)(?::([0-9]*))?(?:\[([^\[\]:]+)\])?$`)
 
 // Parse reads an artifact path, saying what is wrong with a malformed one.
+// A filter go-bexpr cannot compile is a *FilterError (wrapped).
 func Parse(path string) (Path, error) {
-	m := pathRE.FindStringSubmatch(path)
+	m := pattern.FindStringSubmatch(path)
 	if m == nil {
-		return Path{}, fmt.Errorf("artifact path %q: want COMPONENT:OUTPUT:INDEX or COMPONENT:OUTPUT:INDEX[FILTER]", path)
+		return Path{}, fmt.Errorf("artifact path %q: %s", path, malformed(path))
 	}
-	index, err := strconv.Atoi(m[3])
-	if err != nil {
-		return Path{}, fmt.Errorf("artifact path %q: index %s is too large", path, m[3])
-	}
-	p := Path{Component: m[1], Output: m[2], Index: index}
-	if m[4] == "" && strings.HasSuffix(path, "]") {
-		return Path{}, fmt.Errorf("artifact path %q: empty filter", path)
-	}
-	if m[4] != "" {
-		for _, part := range splitAnd(m[4]) {
-			c, err := parseComparison(part)
-			if err != nil {
-				return Path{}, fmt.Errorf("artifact path %q: %w", path, err)
-			}
-			p.Filter = append(p.Filter, c)
+	p := Path{Component: m[1], Output: m[2], Filter: m[4]}
+	if m[3] != "" {
+		index, err := strconv.Atoi(m[3])
+		if err != nil {
+			return Path{}, fmt.Errorf("artifact path %q: INDEX %s is larger than %d", path, m[3], maxIndex)
 		}
+		p.Index = index
+	}
+	if p.Filter != "" {
+		f, err := compileFilter(p.Filter)
+		if err != nil {
+			return Path{}, fmt.Errorf("artifact path %q: %w", path, err)
+		}
+		p.filter = f
 	}
 	return p, nil
 }
 
-// splitAnd splits a filter at the && that are outside quotes.
-func splitAnd(filter string) []string {
-	var parts []string
-	var quote byte
-	start := 0
-	for i := 0; i < len(filter); i++ {
-		switch c := filter[i]; {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '"':
-			quote = c
-		case c == '&' && i+1 < len(filter) && filter[i+1] == '&':
-			parts = append(parts, filter[start:i])
-			start = i + 2
-			i++
-		}
-	}
-	return append(parts, filter[start:])
-}
+const maxIndex = int(^uint(0) >> 1)
 
-func parseComparison(s string) (Comparison, error) {
-	m := comparisonRE.FindStringSubmatch(s)
-	if m == nil {
-		return Comparison{}, fmt.Errorf("filter %q: want KEY OP VALUE (OP one of == != < <= > >=; VALUE a number, a quoted string, true or false)", strings.TrimSpace(s))
-	}
-	c := Comparison{Key: m[1], Op: m[2]}
-	switch v := m[3]; {
-	case v == "true" || v == "false":
-		c.Value = v == "true"
-	case v[0] == '\'' || v[0] == '"':
-		c.Value = v[1 : len(v)-1]
-	default:
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return Comparison{}, err
+const grammarHint = "want COMPONENT:ARTIFACT or COMPONENT:ARTIFACT:INDEX, optionally followed by [FILTER]"
+
+// malformed says what keeps a path from matching the pattern.
+func malformed(path string) string {
+	locator, filter, hasFilter := strings.Cut(path, "[")
+	if hasFilter {
+		switch body, closed := strings.CutSuffix(filter, "]"); {
+		case !closed && strings.Contains(filter, "]"):
+			return "nothing may follow the ] that ends FILTER"
+		case !closed:
+			return "FILTER has no closing ]"
+		case body == "":
+			return "FILTER is empty"
+		case strings.ContainsAny(body, "[]"):
+			return "FILTER must not contain [ or ]"
+		case strings.Contains(body, ":"):
+			return "FILTER must not contain ':' (kfp-operator refuses such a path)"
 		}
-		c.Value = f
+	} else if strings.Contains(path, "]") {
+		return "] without ["
 	}
-	if _, isNumber := c.Value.(float64); !isNumber && c.Op != "==" && c.Op != "!=" {
-		return Comparison{}, fmt.Errorf("filter %q: %s compares numbers only", strings.TrimSpace(s), c.Op)
+	parts := strings.Split(locator, ":")
+	switch {
+	case len(parts) < 2:
+		return grammarHint + " (no ':' before FILTER)"
+	case len(parts) > 3:
+		return grammarHint + fmt.Sprintf(" (%d ':'-separated parts, at most 3)", len(parts))
+	case parts[0] == "":
+		return "COMPONENT is empty"
+	case parts[1] == "":
+		return "ARTIFACT is empty"
+	case len(parts) == 3 && strings.Trim(parts[2], "0123456789") != "":
+		return fmt.Sprintf("INDEX %q is not a number (digits only)", parts[2])
 	}
-	return c, nil
+	return grammarHint
 }
 
 // Select returns the URI the path names in a run's components, and whether
@@ -135,76 +176,37 @@ func Select(p Path, components []Component) (string, bool) {
 			continue
 		}
 		for _, o := range c.Outputs {
-			if o.Name != p.Output {
+			if o.Name != p.Output || p.Index >= len(o.Artifacts) {
 				continue
 			}
-			n := 0
-			for _, a := range o.Artifacts {
-				if !p.matches(a.Metadata) {
-					continue
-				}
-				if n == p.Index {
-					return a.URI, true
-				}
-				n++
+			a := o.Artifacts[p.Index]
+			if a.URI == "" || !p.Holds(a.Metadata) {
+				continue
 			}
+			return a.URI, true
 		}
 	}
 	return "", false
 }
 
-func (p Path) matches(metadata map[string]any) bool {
-	for _, c := range p.Filter {
-		if !c.holds(metadata) {
-			return false
-		}
+// Holds says whether the path's filter selects an artifact with this
+// metadata: true without a filter.
+func (p Path) Holds(metadata map[string]any) bool {
+	if p.filter == nil {
+		return p.Filter == ""
 	}
-	return true
+	ok, err := p.filter.eval(metadata, nil)
+	return err == nil && ok
 }
 
-func (c Comparison) holds(metadata map[string]any) bool {
-	got, ok := metadata[c.Key]
-	if !ok {
-		return false
-	}
-	switch want := c.Value.(type) {
-	case float64:
-		f, ok := number(got)
-		if !ok {
-			return false
+// Explain evaluates the path's filter on metadata: whether it holds, and
+// the error that stopped its evaluation if any.
+func (p Path) Explain(metadata map[string]any) (bool, error) {
+	if p.filter == nil {
+		if p.Filter != "" {
+			return false, fmt.Errorf("filter %q was not compiled (use Parse)", p.Filter)
 		}
-		switch c.Op {
-		case "==":
-			return f == want
-		case "!=":
-			return f != want
-		case "<":
-			return f < want
-		case "<=":
-			return f <= want
-		case ">":
-			return f > want
-		case ">=":
-			return f >= want
-		}
-	case string, bool:
-		if fmt.Sprintf("%T", got) != fmt.Sprintf("%T", want) {
-			return false
-		}
-		return (got == want) == (c.Op == "==")
+		return true, nil
 	}
-	return false
-}
-
-// number reads the numbers JSON decoding produces.
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case float64:
-		return n, true
-	case int:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	}
-	return 0, false
+	return p.filter.eval(metadata, nil)
 }
