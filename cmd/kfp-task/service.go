@@ -201,15 +201,15 @@ func applyPatches(def []byte, cfg contract.ProviderConfig, name string) ([]byte,
 		switch p.Type {
 		case pipelinesv1beta1.PatchJSON:
 			var patch jsonpatch.Patch
-			if patch, err = jsonpatch.DecodePatch([]byte(p.Payload)); err != nil {
+			if patch, err = jsonpatch.DecodePatch([]byte(p.Document())); err != nil {
 				return nil, fmt.Errorf("%s: the payload is not an RFC 6902 JSON Patch (a JSON list of operations): %v", where, err)
 			}
 			def, err = patch.Apply(def)
 		case pipelinesv1beta1.PatchMerge:
-			if !isJSONObject([]byte(p.Payload)) {
+			if !isJSONObject([]byte(p.Document())) {
 				return nil, fmt.Errorf("%s: the payload is not an RFC 7386 merge patch (a JSON object)", where)
 			}
-			def, err = jsonpatch.MergePatch(def, []byte(p.Payload))
+			def, err = jsonpatch.MergePatch(def, []byte(p.Document()))
 		default:
 			return nil, fmt.Errorf("%s: unknown patch type (want json or merge)", where)
 		}
@@ -299,6 +299,9 @@ type runDefinition struct {
 	Schedule             *scheduleDef      `json:"schedule,omitempty"`
 	Parameters           map[string]string `json:"parameters,omitempty"`
 	Artifacts            []artifactDef     `json:"artifacts,omitempty"`
+	// TriggerIndicator is sent as kfp-operator sends it: always for a
+	// runschedule, and for a run (all empty for one made by hand).
+	TriggerIndicator *contract.TriggerIndicator `json:"triggerIndicator,omitempty"`
 }
 
 type scheduleDef struct {
@@ -323,11 +326,16 @@ func runBody(kind string, res contract.Resource) ([]byte, error) {
 			kind, res.Metadata.Namespace, res.Metadata.Name)
 	}
 	def := runDefinition{
-		Name:            namespaced(res.Metadata.Namespace, res.Metadata.Name),
-		Version:         res.Version,
-		PipelineName:    namespaced(res.Metadata.Namespace, res.Pipeline.Name),
-		PipelineVersion: res.Pipeline.Version,
-		ExperimentName:  namespaced(res.Metadata.Namespace, spec.ExperimentName),
+		Name:             namespaced(res.Metadata.Namespace, res.Metadata.Name),
+		Version:          res.Version,
+		PipelineName:     namespaced(res.Metadata.Namespace, res.Pipeline.Name),
+		PipelineVersion:  res.Pipeline.Version,
+		ExperimentName:   namespaced(res.Metadata.Namespace, spec.ExperimentName),
+		TriggerIndicator: res.TriggerIndicator,
+	}
+	if def.TriggerIndicator == nil {
+		// A resource JSON from before the field: its kind's indicator.
+		def.TriggerIndicator = contract.TriggerOf(res.Kind, res.Metadata.Namespace, res.Metadata.Name, nil)
 	}
 	if o := res.Metadata.Owner; o != nil && o.Kind == "RunConfiguration" {
 		def.RunConfigurationName = namespaced(res.Metadata.Namespace, o.Name)

@@ -80,6 +80,11 @@ func withParameters(r contract.Resource, params ...contract.Parameter) contract.
 	return r
 }
 
+func withTrigger(r contract.Resource, t contract.TriggerIndicator) contract.Resource {
+	r.TriggerIndicator = &t
+	return r
+}
+
 func TestServiceRequest(t *testing.T) {
 	experiment := testResource("Experiment", "penguins", "", "e1", `{"provider":"kfp","description":"Penguin <runs> & \"more\""}`)
 	cases := map[string]struct {
@@ -102,36 +107,42 @@ func TestServiceRequest(t *testing.T) {
 		"run create of a RunConfiguration": {kindRun, opCreate, ownedBy(runResource("Run", runSpec, ""), "RunConfiguration", "nightly-rc"), "", "POST", "/resource/run",
 			`{"name":"team-a/nightly","version":"9f8e7d","pipelineName":"team-a/penguin","pipelineVersion":"0.3.1-4c2d9e1",` +
 				`"runConfigurationName":"team-a/nightly-rc","experimentName":"team-a/penguins",` +
-				`"parameters":{"epochs":"10","note":""},"artifacts":[{"name":"model","path":"Pusher:pushed_model:0[pushed == 1]"}]}`},
+				`"parameters":{"epochs":"10","note":""},"artifacts":[{"name":"model","path":"Pusher:pushed_model:0[pushed == 1]"}],"triggerIndicator":{"type":"","source":"","sourceNamespace":""}}`},
+		"run create fired by an upstream RunConfiguration": {kindRun, opCreate,
+			withTrigger(ownedBy(runResource("Run", `{"provider":"kfp","pipeline":"penguin"}`, ""), "RunConfiguration", "training"),
+				contract.TriggerIndicator{Type: "runConfiguration", Source: "examples <&>", SourceNamespace: "team-a"}), "", "POST", "/resource/run",
+			`{"name":"team-a/nightly","version":"9f8e7d","pipelineName":"team-a/penguin","pipelineVersion":"0.3.1-4c2d9e1",` +
+				`"runConfigurationName":"team-a/training","experimentName":"",` +
+				`"triggerIndicator":{"type":"runConfiguration","source":"examples <&>","sourceNamespace":"team-a"}}`},
 		"run create, no owner, experiment, parameters or artifacts": {kindRun, opCreate,
 			ownedBy(runResource("Run", `{"provider":"kfp","pipeline":"penguin"}`, ""), "Other", "x"), "", "POST", "/resource/run",
 			`{"name":"team-a/nightly","version":"9f8e7d","pipelineName":"team-a/penguin","pipelineVersion":"0.3.1-4c2d9e1",` +
-				`"runConfigurationName":"","experimentName":""}`},
+				`"runConfigurationName":"","experimentName":"","triggerIndicator":{"type":"","source":"","sourceNamespace":""}}`},
 		"run create with resolved parameters": {kindRun, opCreate,
 			withParameters(runResource("Run", `{"provider":"kfp","pipeline":"penguin","parameters":[{"name":"model","valueFrom":{"runConfigurationRef":{"name":"up","outputArtifact":"m"}}},{"name":"epochs","value":"10"}]}`, ""),
 				contract.Parameter{Name: "model", Value: "gs://b/m"}, contract.Parameter{Name: "epochs", Value: "10"}), "", "POST", "/resource/run",
 			`{"name":"team-a/nightly","version":"9f8e7d","pipelineName":"team-a/penguin","pipelineVersion":"0.3.1-4c2d9e1",` +
-				`"runConfigurationName":"","experimentName":"","parameters":{"epochs":"10","model":"gs://b/m"}}`},
+				`"runConfigurationName":"","experimentName":"","parameters":{"epochs":"10","model":"gs://b/m"},"triggerIndicator":{"type":"","source":"","sourceNamespace":""}}`},
 		"run create whose optional parameters were all left out": {kindRun, opCreate,
 			withParameters(runResource("Run", `{"provider":"kfp","pipeline":"penguin","parameters":[{"name":"model","valueFrom":{"runConfigurationRef":{"name":"up","outputArtifact":"m","optional":true}}}]}`, "")),
 			"", "POST", "/resource/run",
 			`{"name":"team-a/nightly","version":"9f8e7d","pipelineName":"team-a/penguin","pipelineVersion":"0.3.1-4c2d9e1",` +
-				`"runConfigurationName":"","experimentName":""}`},
+				`"runConfigurationName":"","experimentName":"","triggerIndicator":{"type":"","source":"","sourceNamespace":""}}`},
 		"run update (the service may answer 501)": {kindRun, opUpdate, runResource("Run", runSpec, "r-1"), "", "PUT", "/resource/run/r-1",
 			`{"name":"team-a/nightly","version":"9f8e7d","pipelineName":"team-a/penguin","pipelineVersion":"0.3.1-4c2d9e1",` +
 				`"runConfigurationName":"","experimentName":"team-a/penguins",` +
-				`"parameters":{"epochs":"10","note":""},"artifacts":[{"name":"model","path":"Pusher:pushed_model:0[pushed == 1]"}]}`},
+				`"parameters":{"epochs":"10","note":""},"artifacts":[{"name":"model","path":"Pusher:pushed_model:0[pushed == 1]"}],"triggerIndicator":{"type":"","source":"","sourceNamespace":""}}`},
 		"run delete": {kindRun, opDelete, runResource("Run", runSpec, "r-1"), "", "DELETE", "/resource/run/r-1", ""},
 
 		"runschedule create": {kindRunSchedule, opCreate, ownedBy(runResource("RunSchedule", runScheduleSpec, ""), "RunConfiguration", "nightly-rc"), "", "POST", "/resource/runschedule",
 			`{"name":"team-a/nightly","version":"9f8e7d","pipelineName":"team-a/penguin","pipelineVersion":"0.3.1-4c2d9e1",` +
 				`"runConfigurationName":"team-a/nightly-rc","experimentName":"",` +
 				`"schedule":{"cronExpression":"0 0 * * *","startTime":"2025-01-02T03:04:05Z","endTime":"2026-01-02T03:04:05Z"},` +
-				`"parameters":{"epochs":"10"}}`},
+				`"parameters":{"epochs":"10"},"triggerIndicator":{"type":"schedule","source":"nightly","sourceNamespace":"team-a"}}`},
 		"runschedule update without a window": {kindRunSchedule, opUpdate,
 			runResource("RunSchedule", `{"provider":"kfp","pipeline":"penguin","experimentName":"e","schedule":{"cronExpression":"@daily"}}`, "rs-1"), "", "PUT", "/resource/runschedule/rs-1",
 			`{"name":"team-a/nightly","version":"9f8e7d","pipelineName":"team-a/penguin","pipelineVersion":"0.3.1-4c2d9e1",` +
-				`"runConfigurationName":"","experimentName":"team-a/e","schedule":{"cronExpression":"@daily"}}`},
+				`"runConfigurationName":"","experimentName":"team-a/e","schedule":{"cronExpression":"@daily"},"triggerIndicator":{"type":"schedule","source":"nightly","sourceNamespace":"team-a"}}`},
 		"runschedule delete": {kindRunSchedule, opDelete, runResource("RunSchedule", runScheduleSpec, "rs-1"), "", "DELETE", "/resource/runschedule/rs-1", ""},
 
 		"experiment create": {kindExperiment, opCreate, experiment, "", "POST", "/resource/experiment",
@@ -253,6 +264,11 @@ func TestPatches(t *testing.T) {
 		params := want["framework"].(map[string]any)["parameters"].(map[string]any)
 		params["beamArgs"] = append(params["beamArgs"].([]any), map[string]any{"name": "project", "value": "ml-$$(x)"})
 		assert.Equal(t, want, got)
+	})
+	t.Run("patch, kfp-operator's docs' spelling of payload", func(t *testing.T) {
+		spelt := pipelinesv1beta1.Patch{Type: pipelinesv1beta1.PatchMerge, Patch: `{"image":"ghcr.io/x/penguin:docs"}`}
+		got := definition(t, testConfig(fw("tfx", spelt)))
+		assert.Equal(t, "ghcr.io/x/penguin:docs", got["image"])
 	})
 	t.Run("a framework without patches", func(t *testing.T) {
 		assert.Equal(t, unpatched, definition(t, testConfig(fw("tfx"))))

@@ -59,6 +59,10 @@ type Resource struct {
 	// them rather than spec.parameters; absent, spec.parameters hold only
 	// values.
 	Parameters *[]Parameter `json:"parameters,omitempty"`
+	// TriggerIndicator says what started the run, for a Run or RunSchedule
+	// (absent for other kinds): kfp-operator's triggerIndicator, which a
+	// provider passes on in its run and runschedule bodies.
+	TriggerIndicator *TriggerIndicator `json:"triggerIndicator,omitempty"`
 }
 
 // Parameter is a run parameter's name and value.

@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -334,16 +335,22 @@ func (g *generator) addFields(s *Schema, t reflect.Type) error {
 		if !hasTag || name == "" {
 			name = f.Name
 		}
+		raw := g.fieldDocRaw(t, f.Name)
 		options := strings.Split(opts, ",")
 		if slices.Contains(options, "string") {
 			return fmt.Errorf("%s.%s: the ,string option is not supported", t, f.Name)
 		}
 		omitted := slices.Contains(options, "omitzero") || slices.Contains(options, "omitempty") && omitsEmpty(f.Type)
+		if omittedField(raw) {
+			if !omitted {
+				return fmt.Errorf("%s.%s: %s needs a field encoding/json can leave out (omitempty), which the operator leaves empty", t, f.Name, OmitMarker)
+			}
+			continue
+		}
 		prop, err := g.typeSchema(f.Type, !omitted)
 		if err != nil {
 			return fmt.Errorf("%s.%s: %w", t, f.Name, err)
 		}
-		raw := g.fieldDocRaw(t, f.Name)
 		prop.Description = description(raw) // prop is the field's own: never a definition
 		if enum := g.enum(raw); enum != nil {
 			prop.Enum = enum
@@ -371,14 +378,37 @@ func omitsEmpty(t reflect.Type) bool {
 	return true
 }
 
-// enum is the values of a +kubebuilder:validation:Enum marker in a raw doc comment.
+// enum is the values of a +kubebuilder:validation:Enum marker in a raw doc
+// comment; a quoted value (`""`, the empty string) is unquoted, as
+// controller-gen reads it.
 func (g *generator) enum(raw string) []string {
 	for _, line := range strings.Split(raw, "\n") {
 		if values, ok := strings.CutPrefix(strings.TrimSpace(line), "+kubebuilder:validation:Enum="); ok {
-			return strings.Split(values, ";")
+			enum := strings.Split(values, ";")
+			for i, v := range enum {
+				if unquoted, err := strconv.Unquote(v); err == nil {
+					enum[i] = unquoted
+				}
+			}
+			return enum
 		}
 	}
 	return nil
+}
+
+// OmitMarker in a field's doc comment keeps the field out of the schemas:
+// the operator never puts it in a document (a Provider's pod settings,
+// which are the operator's business, not the provider's).
+const OmitMarker = "+contract:omit"
+
+// omittedField says whether a field's raw doc comment carries OmitMarker.
+func omittedField(raw string) bool {
+	for _, line := range strings.Split(raw, "\n") {
+		if strings.TrimSpace(line) == OmitMarker {
+			return true
+		}
+	}
+	return false
 }
 
 // description is a doc comment without its markers (lines starting with +)

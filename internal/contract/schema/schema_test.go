@@ -273,3 +273,35 @@ func TestDescriptionDropsMarkers(t *testing.T) {
 	assert.Equal(t, "Name of the thing, on one line.\n\nSecond paragraph.",
 		description("Name of the thing,\non one line.\n+optional\n+kubebuilder:validation:MaxLength=3\n\nSecond paragraph.\nTODO: later.\n"))
 }
+
+func TestEnumValuesAreUnquoted(t *testing.T) {
+	g := &generator{}
+	assert.Equal(t, []string{"v1", "v2", ""}, g.enum("Mode.\n+kubebuilder:validation:Enum=v1;v2;\"\"\n"), `"" is the empty string, as controller-gen reads it`)
+	assert.Equal(t, []string{"json", "merge"}, g.enum("+kubebuilder:validation:Enum=json;merge"))
+	assert.Nil(t, g.enum("+optional"))
+}
+
+// A Provider's pod settings (spec.podTemplate*, marked +contract:omit) are
+// the operator's business: the provider's schema does not describe them,
+// and the operator leaves them out of the document (lifecycle's pinnedSpec).
+func TestProviderPodSettingsAreNotInTheContract(t *testing.T) {
+	assert.True(t, omittedField("Env.\n+optional\n+contract:omit\n"))
+	assert.False(t, omittedField("Env, not +contract:omit.\n+optional\n"))
+	data, err := Generate(reflect.TypeFor[contract.ProviderConfig]())
+	require.NoError(t, err)
+	var doc struct {
+		Defs map[string]struct {
+			Properties map[string]struct {
+				Enum []string `json:"enum"`
+			} `json:"properties"`
+		} `json:"$defs"`
+	}
+	require.NoError(t, json.Unmarshal(data, &doc))
+	spec, ok := doc.Defs["ProviderSpec"]
+	require.True(t, ok, "ProviderSpec is a definition of the provider-config schema")
+	for _, field := range []string{"podTemplateEnv", "podTemplateVolumes", "podTemplateVolumeMounts"} {
+		assert.NotContains(t, spec.Properties, field)
+	}
+	assert.Contains(t, spec.Properties, "serviceImage", "the other fields stay")
+	assert.Equal(t, []string{"v1", "v2", ""}, spec.Properties["executionMode"].Enum)
+}

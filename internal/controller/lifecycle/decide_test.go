@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -499,6 +500,27 @@ func TestPinnedSpecMatchesFrameworksByName(t *testing.T) {
 	assert.Equal(t, "provider@sha256:p", got.Image)
 	assert.Equal(t, []pipelinesv1beta1.Framework{{Name: "tfx", Image: "tfx@sha256:t"}, {Name: "kfp", Image: "kfp@sha256:k"}}, got.Frameworks)
 	assert.Equal(t, "tfx:v1", p.Spec.Frameworks[0].Image, "the Provider itself is not changed")
+}
+
+// What a provider reads of its Provider: executionMode "" (kfp-operator's)
+// as the default, and none of the provider service's pod settings.
+func TestPinnedSpecNormalisesExecutionModeAndLeavesOutPodSettings(t *testing.T) {
+	p := &pipelinesv1beta1.Provider{
+		Spec: pipelinesv1beta1.ProviderSpec{ServiceImage: "svc:v1", ExecutionMode: "",
+			PodTemplateEnv:          []corev1.EnvVar{{Name: "TOKEN", Value: "s3cr3t"}},
+			PodTemplateVolumes:      []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+			PodTemplateVolumeMounts: []corev1.VolumeMount{{Name: "v", MountPath: "/v"}}},
+		Status: pipelinesv1beta1.ProviderStatus{ServiceImage: "svc@sha256:s"},
+	}
+	got := pinnedSpec(p)
+	assert.Equal(t, pipelinesv1beta1.ExecutionModeV2, got.ExecutionMode)
+	assert.Nil(t, got.PodTemplateEnv)
+	assert.Nil(t, got.PodTemplateVolumes)
+	assert.Nil(t, got.PodTemplateVolumeMounts)
+	assert.Equal(t, "svc@sha256:s", got.ServiceImage)
+	assert.Len(t, p.Spec.PodTemplateEnv, 1, "the Provider itself is not changed")
+	p.Spec.ExecutionMode = pipelinesv1beta1.ExecutionModeV1
+	assert.Equal(t, pipelinesv1beta1.ExecutionModeV1, pinnedSpec(p).ExecutionMode)
 }
 
 func TestOnlyUsersChanged(t *testing.T) {

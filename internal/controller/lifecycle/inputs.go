@@ -93,11 +93,12 @@ func buildRun(ctx context.Context, req runRequest) (*tektonv1.PipelineRun, error
 		Kind:            gvk.Kind,
 		Metadata: contract.Metadata{Name: req.obj.GetName(), Namespace: req.obj.GetNamespace(),
 			UID: string(req.obj.GetUID()), Generation: req.obj.GetGeneration(), Owner: ownerOf(req.obj)},
-		Spec:       spec,
-		Status:     contract.ResourceStatus{Provider: req.obj.CommonStatus().Provider},
-		Version:    req.version,
-		Pipeline:   req.pipeline,
-		Parameters: req.parameters,
+		Spec:             spec,
+		Status:           contract.ResourceStatus{Provider: req.obj.CommonStatus().Provider},
+		Version:          req.version,
+		Pipeline:         req.pipeline,
+		Parameters:       req.parameters,
+		TriggerIndicator: contract.TriggerOf(gvk.Kind, req.obj.GetNamespace(), req.obj.GetName(), req.obj.GetAnnotations()),
 	}
 	pinned := pinnedSpec(req.provider)
 	config := contract.ProviderConfig{ContractVersion: contract.Version, Name: req.provider.Name, Namespace: req.provider.Namespace, Spec: pinned,
@@ -185,6 +186,12 @@ func runLabels(req runRequest) map[string]string {
 // Provider controller pinned (matched by framework name, as everywhere).
 func pinnedSpec(p *pipelinesv1beta1.Provider) pipelinesv1beta1.ProviderSpec {
 	spec := *p.Spec.DeepCopy()
+	// kfp-operator's executionMode: "" means the default.
+	spec.ExecutionMode = spec.ExecutionMode.Effective()
+	// The provider service's pod settings are the operator's business
+	// (internal/contract/schema leaves them out): a literal env value may be
+	// a credential, which PipelineRun params would show to their readers.
+	spec.PodTemplateEnv, spec.PodTemplateVolumes, spec.PodTemplateVolumeMounts = nil, nil, nil
 	if spec.ServiceImage != "" {
 		spec.ServiceImage = p.Status.ServiceImage
 	} else {

@@ -96,7 +96,10 @@ func TestUpstreamSuccessTriggersOneRunEach(t *testing.T) {
 	assert.Len(t, runs, 2, "one Run per upstream run")
 
 	for i := range runs {
-		f.Finish(t, f.EventuallyRun(t, &runs[i], 1, lifecycle.OpCreate), true, "run-of-"+runs[i].Name, "", "")
+		create := f.EventuallyRun(t, &runs[i], 1, lifecycle.OpCreate)
+		assert.Equal(t, &contract.TriggerIndicator{Type: "runConfiguration", Source: "examples", SourceNamespace: f.NS}, triggerOf(t, create),
+			"kfp-operator's indicator: the upstream RunConfiguration")
+		f.Finish(t, create, true, "run-of-"+runs[i].Name, "", "")
 	}
 	// Woken again with nothing new: no third.
 	fixture.Update(t, f, training, func(rc *pipelinesv1beta1.RunConfiguration) {

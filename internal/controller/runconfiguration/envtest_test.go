@@ -6,6 +6,7 @@ package runconfiguration_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"testing"
 
@@ -14,12 +15,24 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/runconfiguration"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/fixture"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
+
+// triggerOf is the trigger indicator the operation pr hands its provider.
+func triggerOf(t *testing.T, pr *tektonv1.PipelineRun) *contract.TriggerIndicator {
+	t.Helper()
+	var res contract.Resource
+	require.NoError(t, json.Unmarshal([]byte(fixture.Params(pr)[taskdef.ParamResource]), &res))
+	return res.TriggerIndicator
+}
 
 var cp *testenv.ControlPlane
 
@@ -75,11 +88,19 @@ func TestRunConfigurationSchedulesAndTriggers(t *testing.T) {
 	schedules := ownedSchedules(t, rc)
 	require.Len(t, schedules, 2)
 	for _, rs := range schedules {
-		f.Finish(t, f.EventuallyRun(t, &rs, 1, lifecycle.OpCreate), true, "schedule-"+rs.Name, "", "")
+		create := f.EventuallyRun(t, &rs, 1, lifecycle.OpCreate)
+		assert.Equal(t, &contract.TriggerIndicator{Type: "schedule", Source: rs.Name, SourceNamespace: f.NS}, triggerOf(t, create),
+			"kfp-operator's indicator: the RunSchedule itself")
+		f.Finish(t, create, true, "schedule-"+rs.Name, "", "")
 	}
-	for _, trigger := range []string{runconfiguration.TriggerPipeline, runconfiguration.TriggerRunSpec} {
+	for trigger, want := range map[string]contract.TriggerIndicator{
+		runconfiguration.TriggerPipeline: {Type: "onChangePipeline", Source: "penguin", SourceNamespace: f.NS},
+		runconfiguration.TriggerRunSpec:  {Type: "onChangeRunSpec", Source: "training", SourceNamespace: f.NS},
+	} {
 		for _, r := range ownedRuns(t, rc, trigger) {
-			f.Finish(t, f.EventuallyRun(t, &r, 1, lifecycle.OpCreate), true, "run-"+r.Name, "", "")
+			create := f.EventuallyRun(t, &r, 1, lifecycle.OpCreate)
+			assert.Equal(t, &want, triggerOf(t, create), trigger)
+			f.Finish(t, create, true, "run-"+r.Name, "", "")
 		}
 	}
 	f.Eventually(t, rc, fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(rc))

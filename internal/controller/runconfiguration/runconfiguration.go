@@ -40,6 +40,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/outcome"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/status"
@@ -124,13 +125,15 @@ func (r *Reconciler) synchronize(ctx context.Context, rc *pipelinesv1beta1.RunCo
 		return outcome.Retry(err), err
 	}
 	if slices.Contains(rc.Spec.Triggers.OnChange, pipelinesv1beta1.OnChangePipeline) && rc.Status.TriggeredPipelineVersion != version {
-		if err := r.createRun(ctx, rc, *runSpec, TriggerPipeline, version, pipelineGeneration); err != nil {
+		fired := contract.TriggerIndicator{Type: contract.TriggerOnChangePipeline, Source: rc.Spec.Run.Pipeline.Name(), SourceNamespace: rc.Namespace}
+		if err := r.createRun(ctx, rc, *runSpec, fired, TriggerPipeline, version, pipelineGeneration); err != nil {
 			return outcome.Retry(err), err
 		}
 		rc.Status.TriggeredPipelineVersion = version
 	}
 	if slices.Contains(rc.Spec.Triggers.OnChange, pipelinesv1beta1.OnChangeRunSpec) && rc.Status.TriggeredRunSpecVersion != runSpecVersion {
-		if err := r.createRun(ctx, rc, *runSpec, TriggerRunSpec, runSpecVersion, strconv.FormatInt(rc.Generation, 10)); err != nil {
+		fired := contract.TriggerIndicator{Type: contract.TriggerOnChangeRunSpec, Source: rc.Name, SourceNamespace: rc.Namespace}
+		if err := r.createRun(ctx, rc, *runSpec, fired, TriggerRunSpec, runSpecVersion, strconv.FormatInt(rc.Generation, 10)); err != nil {
 			return outcome.Retry(err), err
 		}
 		rc.Status.TriggeredRunSpecVersion = runSpecVersion
@@ -223,7 +226,8 @@ func (r *Reconciler) fireUpstreamTriggers(ctx context.Context, rc *pipelinesv1be
 			continue
 		}
 		sighting := upstreamSighting(name, latest.ProviderID)
-		if err := r.createRun(ctx, rc, runSpec, TriggerRunConfiguration, sighting, sighting); err != nil {
+		fired := contract.TriggerIndicator{Type: contract.TriggerRunConfiguration, Source: name, SourceNamespace: rc.Namespace}
+		if err := r.createRun(ctx, rc, runSpec, fired, TriggerRunConfiguration, sighting, sighting); err != nil {
 			return err
 		}
 		if rc.Status.Triggers.RunConfigurations == nil {
@@ -377,14 +381,16 @@ func (r *Reconciler) reconcileSchedules(ctx context.Context, rc *pipelinesv1beta
 // createRun creates the Run of one trigger firing; its name is derived from
 // the trigger, version and sighting, so a retry finds it rather than
 // starting another, while a change back to an earlier version still fires.
+// fired says what fired, for the backend (kfp-operator's trigger indicator).
 func (r *Reconciler) createRun(ctx context.Context, rc *pipelinesv1beta1.RunConfiguration, spec pipelinesv1beta1.RunSpec,
-	trigger, version, sighting string) error {
+	fired contract.TriggerIndicator, trigger, version, sighting string) error {
 	run := &pipelinesv1beta1.Run{
 		ObjectMeta: metav1.ObjectMeta{Namespace: rc.Namespace,
 			Name: naming.Name([]string{rc.Name, trigger}, string(rc.UID), trigger, version, sighting),
 			Labels: map[string]string{
 				LabelRunConfiguration: string(rc.UID), LabelTrigger: trigger, LabelTriggerSource: naming.LabelValue(version),
-			}},
+			},
+			Annotations: fired.Annotations()},
 		Spec: spec,
 	}
 	if err := controllerutil.SetControllerReference(rc, run, r.Client.Scheme()); err != nil {

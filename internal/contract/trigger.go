@@ -1,0 +1,56 @@
+package contract
+
+// TriggerIndicator says what started a run, as kfp-operator sends it to
+// provider services in run and runschedule bodies (its KFP service turns
+// it into run labels `trigger-type`, `trigger-source` and
+// `trigger-source-namespace`, its Vertex AI service into job labels).
+type TriggerIndicator struct {
+	// Type is one of the Trigger* constants; empty for a Run no
+	// RunConfiguration made.
+	Type string `json:"type"`
+	// Source names what fired: the RunConfiguration (onChangeRunSpec), its
+	// pipeline (onChangePipeline), the upstream RunConfiguration
+	// (runConfiguration), or the RunSchedule itself (schedule).
+	Source string `json:"source"`
+	// SourceNamespace is Source's namespace.
+	SourceNamespace string `json:"sourceNamespace"`
+}
+
+// Trigger types, kfp-operator's values.
+const (
+	TriggerOnChangePipeline = "onChangePipeline"
+	TriggerOnChangeRunSpec  = "onChangeRunSpec"
+	TriggerRunConfiguration = "runConfiguration"
+	TriggerSchedule         = "schedule"
+)
+
+// Annotations a RunConfiguration puts on each Run it makes, naming what
+// fired it (annotations, not labels: a source's name may be longer than a
+// label value).
+const (
+	AnnotationTriggerType            = "pipelines.kubeflow.org/trigger-type"
+	AnnotationTriggerSource          = "pipelines.kubeflow.org/trigger-source"
+	AnnotationTriggerSourceNamespace = "pipelines.kubeflow.org/trigger-source-namespace"
+)
+
+// Annotations are t as a Run's annotations.
+func (t TriggerIndicator) Annotations() map[string]string {
+	return map[string]string{AnnotationTriggerType: t.Type, AnnotationTriggerSource: t.Source,
+		AnnotationTriggerSourceNamespace: t.SourceNamespace}
+}
+
+// TriggerOf is the trigger indicator of a resource of kind, named
+// name/namespace, with annotations: a RunSchedule is its own source (each
+// of its runs is scheduled); a Run's is what its RunConfiguration
+// recorded on it, all empty for a Run made by hand (as kfp-operator sends
+// it); other kinds have none.
+func TriggerOf(kind, namespace, name string, annotations map[string]string) *TriggerIndicator {
+	switch kind {
+	case "RunSchedule":
+		return &TriggerIndicator{Type: TriggerSchedule, Source: name, SourceNamespace: namespace}
+	case "Run":
+		return &TriggerIndicator{Type: annotations[AnnotationTriggerType], Source: annotations[AnnotationTriggerSource],
+			SourceNamespace: annotations[AnnotationTriggerSourceNamespace]}
+	}
+	return nil
+}
