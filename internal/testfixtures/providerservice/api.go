@@ -49,6 +49,7 @@ type resource struct {
 	ExperimentName       string            `json:"experimentName"`
 	Parameters           map[string]string `json:"parameters"`
 	Artifacts            json.RawMessage   `json:"artifacts"`
+	TriggerIndicator     json.RawMessage   `json:"triggerIndicator"`
 	Schedule             *struct {
 		CronExpression string `json:"cronExpression"`
 		StartTime      string `json:"startTime"`
@@ -82,10 +83,14 @@ type service struct {
 	log      *slog.Logger
 	now      func() time.Time
 	requests atomic.Int64
+	// mode is modeDefault or modeKFPOperator.
+	mode     string
+	triggers *triggerLog
 }
 
 func newService(provider string, p *poster, log *slog.Logger) *service {
-	return &service{provider: provider, store: newStore(), poster: p, log: log, now: time.Now}
+	return &service{provider: provider, store: newStore(), poster: p, log: log, now: time.Now,
+		mode: modeDefault, triggers: newTriggerLog(log)}
 }
 
 func (s *service) routes() http.Handler {
@@ -93,6 +98,7 @@ func (s *service) routes() http.Handler {
 	ok := func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") }
 	mux.HandleFunc("GET /readyz", ok)
 	mux.HandleFunc("GET /livez", ok)
+	mux.HandleFunc("GET /fixture/triggers", s.triggers.list)
 	mux.HandleFunc("/", s.resource)
 	return mux
 }
@@ -106,22 +112,28 @@ func (s *service) metrics() http.Handler {
 	return mux
 }
 
-// resource answers /resource/... and logs the request and answer as one line.
+// resource answers /resource/... and logs the request and answer as one
+// line. A completion the request brings is posted once the answer is sent.
 func (s *service) resource(w http.ResponseWriter, r *http.Request) {
 	s.requests.Add(1)
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	var kind, id string
 	var rep reply
+	var pending *completion
 	if err != nil {
 		rep = fail(http.StatusBadRequest, "reading the body: %v", err)
 	} else {
-		kind, id, rep = s.dispatch(r, body)
+		kind, id, rep, pending = s.dispatch(r, body)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(rep.code)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(rep.body)
+	_ = http.NewResponseController(w).Flush()
+	if pending != nil {
+		s.poster.send(*pending)
+	}
 
 	var logged any = string(body)
 	if json.Valid(body) {
@@ -131,37 +143,39 @@ func (s *service) resource(w http.ResponseWriter, r *http.Request) {
 		"body", logged, "status", rep.code, "answer", rep.body)
 }
 
-// dispatch routes /resource/{type}[/] and /resource/{type}/{id}.
-func (s *service) dispatch(r *http.Request, body []byte) (kind, id string, rep reply) {
+// dispatch routes /resource/{type}[/] and /resource/{type}/{id}, and
+// returns the completion to post after answering, if any.
+func (s *service) dispatch(r *http.Request, body []byte) (kind, id string, rep reply, pending *completion) {
 	segs, err := pathSegments(r)
 	if err != nil {
-		return "", "", fail(http.StatusBadRequest, "%v", err)
+		return "", "", fail(http.StatusBadRequest, "%v", err), nil
 	}
 	if len(segs) < 2 || len(segs) > 3 || segs[0] != "resource" {
-		return "", "", fail(http.StatusNotFound, "no route %s %s", r.Method, r.URL.EscapedPath())
+		return "", "", fail(http.StatusNotFound, "no route %s %s", r.Method, r.URL.EscapedPath()), nil
 	}
 	kind = segs[1]
 	if !kinds[kind] {
-		return kind, "", fail(http.StatusNotFound, "unknown resource type %q", kind)
+		return kind, "", fail(http.StatusNotFound, "unknown resource type %q", kind), nil
 	}
 	if len(segs) == 2 || segs[2] == "" {
 		if r.Method != http.MethodPost {
-			return kind, "", fail(http.StatusMethodNotAllowed, "%s /resource/%s: only POST creates", r.Method, kind)
+			return kind, "", fail(http.StatusMethodNotAllowed, "%s /resource/%s: only POST creates", r.Method, kind), nil
 		}
-		id, rep = s.create(kind, body)
-		return kind, id, rep
+		id, rep, pending = s.create(r, kind, body)
+		return kind, id, rep, pending
 	}
 	id = segs[2]
 	switch r.Method {
 	case http.MethodPut:
-		return kind, id, s.update(kind, id, body)
+		rep, pending = s.update(r, kind, id, body)
+		return kind, id, rep, pending
 	case http.MethodDelete:
 		if a := s.store.remove(kind, id); a != nil {
-			return kind, id, fail(a.code, "%s", a.msg)
+			return kind, id, fail(a.code, "%s", a.msg), nil
 		}
-		return kind, id, reply{http.StatusOK, map[string]string{}}
+		return kind, id, reply{http.StatusOK, map[string]string{}}, nil
 	}
-	return kind, id, fail(http.StatusMethodNotAllowed, "%s /resource/%s/{id}: only PUT and DELETE", r.Method, kind)
+	return kind, id, fail(http.StatusMethodNotAllowed, "%s /resource/%s/{id}: only PUT and DELETE", r.Method, kind), nil
 }
 
 // pathSegments are the request path's segments, each unescaped on its own
@@ -188,41 +202,41 @@ func pathSegments(r *http.Request) ([]string, error) {
 	return segs, nil
 }
 
-func (s *service) create(kind string, body []byte) (string, reply) {
+func (s *service) create(r *http.Request, kind string, body []byte) (id string, answer reply, pending *completion) {
 	res, name, version, doc, rep := decode(kind, body)
 	if rep != nil {
-		return "", *rep
+		return "", *rep, nil
 	}
+	defer func() { s.triggers.note(r, kind, id, name, version, res.TriggerIndicator, answer.code) }()
 	a, rep := directive(kind, res)
 	if rep != nil {
-		return "", *rep
+		return "", *rep, nil
 	}
 	if a != nil && !a.forDelete() {
-		return "", fail(a.code, "%s", a.msg)
+		return "", fail(a.code, "%s", a.msg), nil
 	}
 	rec := s.store.create(kind, name, version, doc, a)
-	s.complete(rec, res)
-	return rec.ID, reply{http.StatusCreated, map[string]string{"id": rec.ID}}
+	return rec.ID, reply{http.StatusCreated, map[string]string{"id": rec.ID}}, s.complete(rec, res)
 }
 
-func (s *service) update(kind, id string, body []byte) reply {
+func (s *service) update(r *http.Request, kind, id string, body []byte) (answer reply, pending *completion) {
 	res, name, version, doc, rep := decode(kind, body)
 	if rep != nil {
-		return *rep
+		return *rep, nil
 	}
+	defer func() { s.triggers.note(r, kind, id, name, version, res.TriggerIndicator, answer.code) }()
 	a, rep := directive(kind, res)
 	if rep != nil {
-		return *rep
+		return *rep, nil
 	}
 	if a != nil && !a.forDelete() {
-		return fail(a.code, "%s", a.msg)
+		return fail(a.code, "%s", a.msg), nil
 	}
 	if kind == "run" {
-		return fail(http.StatusNotImplemented, "run update is not implemented")
+		return fail(http.StatusNotImplemented, "run update is not implemented"), nil
 	}
 	rec := s.store.update(kind, id, name, version, doc, a)
-	s.complete(rec, res)
-	return reply{http.StatusOK, map[string]string{"id": id}}
+	return reply{http.StatusOK, map[string]string{"id": id}}, s.complete(rec, res)
 }
 
 // decode reads a kind's body (JSON, or YAML) and returns it with its name,
@@ -291,11 +305,11 @@ func directive(kind string, res resource) (*answer, *reply) {
 	return &answer{code: n, msg: strings.TrimSpace(msg)}, nil
 }
 
-// complete posts the completion of a created run, or of a runschedule's
-// scheduled run.
-func (s *service) complete(rec record, res resource) {
+// complete is the completion of a created run, or of a runschedule's
+// scheduled run, to post once the create or update is answered.
+func (s *service) complete(rec record, res resource) *completion {
 	if rec.Kind != "run" && rec.Kind != "runschedule" {
-		return
+		return nil
 	}
 	status := "succeeded"
 	if res.Parameters[runStatusName] == "failed" {
@@ -308,10 +322,11 @@ func (s *service) complete(rec record, res resource) {
 	}
 	if rec.Kind == "run" {
 		ev.RunName = res.Name
+		ev.RunID = s.completionRunID(rec)
 	} else {
 		ev.RunID = fmt.Sprintf("%s-%d", rec.ID, rec.scheduled)
 	}
 	ev.PipelineComponents = []component{{Name: "train", ComponentArtifacts: []componentArtifact{{Name: "model",
 		Artifacts: []artifactInstance{{URI: "mem://" + ev.RunID + "/train/model", Metadata: map[string]any{"pushed": 1}}}}}}}
-	s.poster.send(ev)
+	return &ev
 }

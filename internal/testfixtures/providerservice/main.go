@@ -40,9 +40,33 @@
 //
 // After a run create, and a runschedule create or update, the fixture posts
 // a run-completion event (kfp-operator's RunCompletionEventData) to
-// OPERATORWEBHOOK about 2 s later, retrying with backoff (see webhook.go).
-// A scheduled run's id is <schedule id>-<n>: 1 on create, counting up with
-// each update that brings a new version.
+// OPERATORWEBHOOK about 2 s after answering, retrying with backoff (see
+// webhook.go). A scheduled run's id is <schedule id>-<n>: 1 on create,
+// counting up with each update that brings a new version; its completion
+// names the RunConfiguration and no Run.
+//
+// Mode "kfp-operator" (FIXTURE_MODE=kfp-operator, or the Provider parameter
+// fixtureMode: kfp-operator, which the operator passes as
+// PARAMETERS_FIXTUREMODE) behaves as kfp-operator's own services do with
+// ids and completions (see kfpop.go): a run create answers <ns>-<name>, as
+// Vertex AI's service does, while the completion posted for it carries
+// runId <ns>-<name>-<version>, the Vertex AI pipeline job's id; and every
+// completion is posted exactly once, right after the create or update is
+// answered (before the operator can have recorded the answered id), and is
+// never retried whatever the answer, which is logged (as kfp-operator's stub
+// service does; its Vertex AI service's posts are redelivered by Pub/Sub
+// until taken or answered 410, which this fixture does not model). The
+// delay before posting is FIXTURE_COMPLETION_DELAY (or the parameter
+// fixtureCompletionDelay, a Go duration): 2s by default, 0 in mode
+// kfp-operator. Other kinds' ids are as above in both modes.
+//
+// Trigger indicators: every run and runschedule create and update records
+// the triggerIndicator of its body (kfp-operator's {"type", "source",
+// "sourceNamespace"}, verbatim) and its trigger-type, trigger-source and
+// trigger-source-namespace headers (how earlier kfp-operator versions sent
+// it), in both modes. GET /fixture/triggers on the API port lists them as
+// JSON, oldest first (at most the latest 4096), and each is also logged as
+// a "trigger" line, for tests that can only read the pod's log.
 //
 // Every request is logged to stdout as one JSON line (method, path, type,
 // decoded id, body as received, status and answer), and so is every
@@ -73,6 +97,10 @@ type config struct {
 	PodNamespace        string            `json:"podNamespace"`
 	PipelineRootStorage string            `json:"pipelineRootStorage"`
 	Parameters          map[string]string `json:"parameters"`
+	// Mode is "default" or "kfp-operator" (see the package doc).
+	Mode string `json:"mode"`
+	// CompletionDelay is how long after answering a completion is posted.
+	CompletionDelay time.Duration `json:"completionDelay"`
 }
 
 func configFromEnv(environ []string) (config, error) {
@@ -102,6 +130,9 @@ func configFromEnv(environ []string) (config, error) {
 			return config{}, fmt.Errorf("port %q is not a port number", port)
 		}
 	}
+	if err := cfg.setMode(env); err != nil {
+		return config{}, err
+	}
 	cfg.Provider = env["PROVIDERNAME"]
 	if cfg.Provider == "" {
 		return config{}, errors.New("PROVIDERNAME is not set")
@@ -126,12 +157,23 @@ func main() {
 	}
 }
 
+// newConfiguredService is the service cfg describes, posting until ctx ends.
+func newConfiguredService(ctx context.Context, cfg config, log *slog.Logger) *service {
+	p := newPoster(ctx, cfg.Webhook, log)
+	p.delay = cfg.CompletionDelay
+	s := newService(cfg.Provider, p, log)
+	if cfg.Mode == modeKFPOperator {
+		s.useKFPOperatorBehaviour()
+	}
+	return s
+}
+
 // run serves the API and the metrics until ctx ends, then shuts down.
 func run(ctx context.Context, cfg config, out io.Writer) error {
 	log := slog.New(slog.NewJSONHandler(out, nil))
 	log.Info("fixture provider service starting", "config", cfg)
 
-	s := newService(cfg.Provider, newPoster(ctx, cfg.Webhook, log), log)
+	s := newConfiguredService(ctx, cfg, log)
 	servers := []*http.Server{
 		{Addr: ":" + cfg.ServerPort, Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second},
 		{Addr: ":" + cfg.MetricsPort, Handler: s.metrics(), ReadHeaderTimeout: 10 * time.Second},

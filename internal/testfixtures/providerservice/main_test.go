@@ -16,7 +16,7 @@ func TestConfigFromEnv(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, config{ServerPort: "8080", MetricsPort: "8081", Provider: "team-a/tekton",
 		Webhook: "http://127.0.0.1:8099/events", PodNamespace: "workflows", PipelineRootStorage: "gs://root",
-		Parameters: map[string]string{"PROJECT": "p=1"}}, cfg)
+		Parameters: map[string]string{"PROJECT": "p=1"}, Mode: "default", CompletionDelay: 2 * time.Second}, cfg)
 
 	cfg, err = configFromEnv([]string{"PROVIDERNAME=tekton", "POD_NAMESPACE=team-b", "SERVER_PORT=9000", "METRICS_PORT=9001"})
 	require.NoError(t, err)

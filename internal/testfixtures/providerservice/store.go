@@ -26,6 +26,8 @@ type store struct {
 	mu      sync.Mutex
 	records map[string]map[string]*record
 	runs    map[string]int // run name → runs created
+	// runIDIsName: a run's id is <ns>-<name> (mode kfp-operator).
+	runIDIsName bool
 }
 
 func newStore() *store {
@@ -50,6 +52,9 @@ func (s *store) create(kind, name, version string, body json.RawMessage, deleteA
 	case "run":
 		s.runs[name]++
 		id = fmt.Sprintf("run-%s-%d", slug(name), s.runs[name])
+		if s.runIDIsName {
+			id = slug(name)
+		}
 	}
 	scheduled := 1
 	if old, ok := s.records[kind][id]; ok {

@@ -44,7 +44,8 @@ type artifactInstance struct {
 // goroutine: after delay (the run "runs"), then until it is taken (2xx),
 // refused (410, or any other 4xx but 408, 409, 425 and 429: the operator
 // answers 409 while the Run has no backend id yet) or giveUp has passed,
-// waiting first, then twice as long each time, at most max.
+// waiting first, then twice as long each time, at most max. With once (mode
+// kfp-operator), a completion is posted one time only, whatever the answer.
 type poster struct {
 	ctx    context.Context
 	url    string
@@ -52,6 +53,7 @@ type poster struct {
 	log    *slog.Logger
 
 	delay, first, max, giveUp time.Duration
+	once                      bool
 
 	wg sync.WaitGroup
 }
@@ -81,6 +83,15 @@ func (p *poster) deliver(ev completion) {
 		code, answer, err := p.post(body)
 		fields := []any{"url", p.url, "runId", ev.RunID, "attempt", attempt, "status", code, "answer", answer}
 		switch {
+		case p.once:
+			outcome := "posted once: not retried"
+			if err != nil {
+				fields = append(fields, "error", err.Error())
+			} else if code >= 200 && code < 300 {
+				outcome = "delivered"
+			}
+			p.log.Info("webhook", append(fields, "outcome", outcome, "event", json.RawMessage(body))...)
+			return
 		case err != nil:
 			fields = append(fields, "error", err.Error())
 		case code >= 200 && code < 300:
