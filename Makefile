@@ -48,6 +48,7 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code.
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) $(HELM) ## Regenerate CRDs, RBAC, the chart-rendered kustomize bases, and the shared Tasks.
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
+	go run ./internal/conversionwebhook/gen config/crd/bases
 	rm -f $(OPERATOR_CHART)/crds/*.yaml && cp config/crd/bases/*.yaml $(OPERATOR_CHART)/crds/
 	$(CONTROLLER_GEN) rbac:roleName=kfp-tekton-operator,headerFile=hack/rbac-header.yaml paths=./internal/controller/... output:rbac:artifacts:config=config/rbac
 	for chart in $(OPERATOR_CHART) $(PROVIDER_CHART); do mkdir -p $$chart/rbac && cp config/rbac/role.yaml $$chart/rbac/role.yaml; done

@@ -22,14 +22,16 @@ import (
 
 // serviceProvider installs Provider "kfp" with the provider chart as the
 // fixture provider service, the fixture compiler as framework "fixture".
-func serviceProvider(t *testing.T, ns string) {
+// helmArgs are more settings, e.g. the fixture's mode.
+func serviceProvider(t *testing.T, ns string, helmArgs ...string) {
 	t.Helper()
 	installed := time.Now()
-	run(t, filepath.Join(root, "bin", "helm"), "install", "kfp", filepath.Join(root, "config", "helm", "kfp-tekton-provider"),
-		"--namespace", ns, "--set", "provider.serviceImage="+images["FIXTURE_PROVIDER_SERVICE_IMAGE"],
+	args := []string{"install", "kfp", filepath.Join(root, "config", "helm", "kfp-tekton-provider"),
+		"--namespace", ns, "--set", "provider.serviceImage=" + images["FIXTURE_PROVIDER_SERVICE_IMAGE"],
 		"--set", "provider.pipelineRootStorage=mem://root",
 		"--set", "provider.parameters.region=eu-west-2",
-		"--set", "provider.frameworks[0].name=fixture", "--set", "provider.frameworks[0].image="+images["FIXTURE_COMPILER_IMAGE"])
+		"--set", "provider.frameworks[0].name=fixture", "--set", "provider.frameworks[0].image=" + images["FIXTURE_COMPILER_IMAGE"]}
+	run(t, filepath.Join(root, "bin", "helm"), append(args, helmArgs...)...)
 	waitFor(t, 3*time.Minute, "Provider "+ns+"/kfp Ready with its service", func() (bool, string) {
 		return readyIs(get(t, "Provider", ns, "kfp"), "True")
 	})

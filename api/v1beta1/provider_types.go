@@ -1,27 +1,45 @@
 package v1beta1
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// ExecutionMode selects the pipeline execution mode of the backend.
-// +kubebuilder:validation:Enum=v1;v2
+// ExecutionMode selects the pipeline execution mode of the backend. The
+// empty string is admitted and means v2, the default: kfp-operator
+// deprecated the field after v0.7.0, ignores it and defaults it to "", so
+// its users' manifests may say executionMode: "".
+// +kubebuilder:validation:Enum=v1;v2;""
 type ExecutionMode string
 
 // Execution modes.
 const (
 	ExecutionModeV1 ExecutionMode = "v1"
 	ExecutionModeV2 ExecutionMode = "v2"
+	// DefaultExecutionMode is what an unset or empty executionMode means.
+	DefaultExecutionMode = ExecutionModeV2
 )
+
+// Effective is the execution mode m stands for: m, or DefaultExecutionMode
+// when m is empty. Read an execution mode through it, never directly.
+func (m ExecutionMode) Effective() ExecutionMode {
+	if m == "" {
+		return DefaultExecutionMode
+	}
+	return m
+}
 
 // ProviderSpec configures one pipeline backend: the image the shared Tasks run
 // to talk to it, the service account its PipelineRuns run as, and who may use it.
 //
-// +kubebuilder:validation:XValidation:rule="has(self.image) != has(self.serviceImage)",message="set exactly one of image (a CLI provider image, run by the shared Tasks) and serviceImage (a provider service the operator runs)"
+// +kubebuilder:validation:XValidation:rule="has(self.image) || has(self.serviceImage)",message="set image (a CLI provider image, run by the shared Tasks) or serviceImage (a provider service the operator runs)"
+// +kubebuilder:validation:XValidation:rule="has(self.serviceImage) || ((!has(self.podTemplateEnv) || size(self.podTemplateEnv) == 0) && (!has(self.podTemplateVolumes) || size(self.podTemplateVolumes) == 0) && (!has(self.podTemplateVolumeMounts) || size(self.podTemplateVolumeMounts) == 0))",message="podTemplateEnv, podTemplateVolumes and podTemplateVolumeMounts configure the pod of a provider service: set them only with serviceImage (the shared Tasks that run a CLI provider's image are shared by every Provider of the namespace)"
 type ProviderSpec struct {
 	// Image of a CLI provider, run by the shared Tasks for every operation
-	// (the contract in tasks/README.md). Exactly one of image and serviceImage.
+	// (the contract in tasks/README.md). One of image and serviceImage; where
+	// both are set (kfp-operator before v0.7 ran both), serviceImage serves
+	// the provider and image is not used (the Ready condition says so).
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
@@ -30,13 +48,14 @@ type ProviderSpec struct {
 	// ServiceImage of a provider service (kfp-operator's provider-service
 	// HTTP API): the operator runs it as a Deployment and Service in the
 	// workflow namespace, as serviceAccount, and the shared Tasks call it.
-	// Exactly one of image and serviceImage.
+	// One of image and serviceImage; it wins where both are set.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	ServiceImage string `json:"serviceImage,omitempty"`
 
-	// ExecutionMode of the backend.
+	// ExecutionMode of the backend: v1 or v2 (the default). kfp-operator's
+	// executionMode: "" is admitted and means v2 too.
 	// +optional
 	// +kubebuilder:default=v2
 	ExecutionMode ExecutionMode `json:"executionMode,omitempty"`
@@ -98,6 +117,55 @@ type ProviderSpec struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=16
 	PipelineImagePullSecrets []PullSecretReference `json:"pipelineImagePullSecrets,omitempty"`
+
+	// PodTemplateEnv is added to the environment of the provider service's
+	// container (kfp-operator's field of that name; serviceImage only).
+	// The variables the operator sets there (PROVIDERNAME,
+	// PIPELINEROOTSTORAGE, PARAMETERS_*, OPERATORWEBHOOK, SERVER_PORT,
+	// METRICS_PORT, POD_NAMESPACE, in any case: upper or lower case at
+	// admission, mixed case by the operator) are refused: the operator's
+	// values always win. With a shared workflowNamespace, a Provider from
+	// another namespace may not take values from Secrets or ConfigMaps
+	// (valueFrom secretKeyRef, configMapKeyRef): they would be other
+	// tenants'.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:XValidation:rule=`!(self.name in ['PROVIDERNAME', 'PIPELINEROOTSTORAGE', 'OPERATORWEBHOOK', 'SERVER_PORT', 'METRICS_PORT', 'POD_NAMESPACE', 'providername', 'pipelinerootstorage', 'operatorwebhook', 'server_port', 'metrics_port', 'pod_namespace']) && !self.name.startsWith('PARAMETERS_') && !self.name.startsWith('parameters_')`,message=`is set by the operator on the provider service (PROVIDERNAME, PIPELINEROOTSTORAGE, PARAMETERS_*, OPERATORWEBHOOK, SERVER_PORT, METRICS_PORT, POD_NAMESPACE) and cannot be overridden; for PIPELINEROOTSTORAGE or PARAMETERS_* set spec.pipelineRootStorage or spec.parameters`
+	// +contract:omit
+	PodTemplateEnv []corev1.EnvVar `json:"podTemplateEnv,omitempty"`
+
+	// PodTemplateVolumes are added to the provider service's pod
+	// (kfp-operator's field of that name; serviceImage only), for
+	// podTemplateVolumeMounts to mount. Only the volume types Pod Security
+	// `restricted` allows are admitted (emptyDir, configMap, secret,
+	// projected, downwardAPI, persistentVolumeClaim, ephemeral, csi): never
+	// hostPath. With a shared workflowNamespace, a Provider from another
+	// namespace may use only emptyDir, downwardAPI and projected volumes of
+	// serviceAccountToken, downwardAPI, clusterTrustBundle or podCertificate
+	// sources: the others would reach other tenants' Secrets, ConfigMaps
+	// and volumes.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:XValidation:rule=`!has(self.hostPath)`,message=`hostPath volumes are refused: they would give the provider service its node's filesystem`
+	// +kubebuilder:validation:items:XValidation:rule=`!(has(self.gcePersistentDisk) || has(self.awsElasticBlockStore) || has(self.gitRepo) || has(self.nfs) || has(self.iscsi) || has(self.glusterfs) || has(self.rbd) || has(self.flexVolume) || has(self.cinder) || has(self.cephfs) || has(self.flocker) || has(self.fc) || has(self.azureFile) || has(self.vsphereVolume) || has(self.quobyte) || has(self.azureDisk) || has(self.photonPersistentDisk) || has(self.portworxVolume) || has(self.scaleIO) || has(self.storageos) || has(self.image))`,message=`must be an emptyDir, configMap, secret, projected, downwardAPI, persistentVolumeClaim, ephemeral or csi volume (the types Pod Security restricted allows)`
+	// +kubebuilder:validation:items:XValidation:rule=`self.name != 'events-token'`,message=`events-token is the name of the operator's own volume in the provider service's pod`
+	// +contract:omit
+	PodTemplateVolumes []corev1.Volume `json:"podTemplateVolumes,omitempty"`
+
+	// PodTemplateVolumeMounts are added to the provider service's
+	// container (kfp-operator's field of that name; serviceImage only),
+	// each mounting one of podTemplateVolumes (the operator refuses one
+	// that names another volume).
+	// +optional
+	// +listType=map
+	// +listMapKey=mountPath
+	// +kubebuilder:validation:MaxItems=32
+	// +contract:omit
+	PodTemplateVolumeMounts []corev1.VolumeMount `json:"podTemplateVolumeMounts,omitempty"`
 }
 
 // PullSecretReference names an image pull Secret of the workflow namespace.
@@ -148,15 +216,31 @@ const (
 )
 
 // Patch is one change to a pipeline definition.
+// +kubebuilder:validation:XValidation:rule="has(self.payload) != has(self.patch)",message="set payload (the patch document; patch is its deprecated spelling), not both"
 type Patch struct {
 	// Type: json (RFC 6902) or merge (RFC 7386).
 	// +required
 	Type PatchType `json:"type"`
 	// Payload is the patch document, as JSON text.
-	// +required
+	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=65536
-	Payload string `json:"payload"`
+	Payload string `json:"payload,omitempty"`
+	// Deprecated: Patch is Payload as kfp-operator's v0.7.0 docs spell it
+	// (its own API, which keeps unknown Provider fields, ignores it there);
+	// taken as the payload so a manifest copied from them does what it says.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=65536
+	Patch string `json:"patch,omitempty"`
+}
+
+// Document is the patch document: Payload, or Patch where only it is set.
+func (p Patch) Document() string {
+	if p.Payload != "" {
+		return p.Payload
+	}
+	return p.Patch
 }
 
 // ProviderStatus reports what the operator resolved and deployed for a Provider.
@@ -226,6 +310,7 @@ type ProviderUsers struct {
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
+// +kubebuilder:storageversion
 // +kubebuilder:resource:shortName=mlprv,categories=kfp
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`,priority=1
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`

@@ -146,6 +146,7 @@ type Dependencies struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.triggers) || !has(self.spec.triggers.runConfigurations) || !self.spec.triggers.runConfigurations.exists(n, n == self.metadata.name)",message="spec.triggers.runConfigurations must not name the RunConfiguration itself: each of its runs would start another"
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
+// +kubebuilder:storageversion
 // +kubebuilder:resource:shortName=mlrc,categories=kfp
 // +kubebuilder:printcolumn:name="Provider",type=string,JSONPath=`.spec.run.provider`
 // +kubebuilder:printcolumn:name="Pipeline",type=string,JSONPath=`.spec.run.pipeline`

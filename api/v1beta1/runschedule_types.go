@@ -16,6 +16,7 @@ type RunScheduleSpec struct {
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
+// +kubebuilder:storageversion
 // +kubebuilder:resource:shortName=mlrs,categories=kfp
 // +kubebuilder:printcolumn:name="Provider",type=string,JSONPath=`.spec.provider`
 // +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule.cronExpression`

@@ -120,18 +120,25 @@ type OutputArtifact struct {
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 
-	// Path locates the output in the pipeline:
-	// COMPONENT:OUTPUT:INDEX[FILTER], e.g. "train:model:0" or
-	// "Pusher:pushed_model:0[pushed == 1]". COMPONENT is the pipeline's task,
-	// OUTPUT its output artifact, INDEX which of the artifacts that output
-	// produced (counting only those the filter keeps). The optional FILTER
-	// is comparisons of the artifact's metadata joined by &&: KEY OP VALUE
-	// with OP one of == != < <= > >= and VALUE a number, a quoted string,
-	// true or false; a missing key never matches.
+	// Path locates the output in the pipeline, as kfp-operator's paths do:
+	// COMPONENT:ARTIFACT or COMPONENT:ARTIFACT:INDEX, either optionally
+	// followed by [FILTER], e.g. "CsvExampleGen:examples", "train:model:0"
+	// or "Pusher:pushed_model:0[pushed == 1]". COMPONENT is the pipeline's
+	// task and ARTIFACT its output artifact; INDEX (0 when empty or left
+	// out) picks that artifact of the output's list, counting all of them;
+	// FILTER, a go-bexpr expression over that artifact's metadata (as
+	// kfp-operator's), must hold for it to be selected: conditions KEY ==
+	// VALUE, !=, contains, in, matches, is empty, is nil (and their not
+	// forms) joined by and, or, not and parentheses; VALUE a number, a
+	// "string", a `string` or a bare word; a missing key selects nothing.
+	// None of the parts may contain ':', '[' or ']'. The API server checks
+	// this form; a FILTER go-bexpr cannot compile (kfp-operator admits it
+	// too) selects nothing, and the operator reports the artifact missing.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
-	// +kubebuilder:validation:XValidation:rule=`self.matches('^[^:\\[\\]]+:[^:\\[\\]]+:[0-9]+(\\[ *[A-Za-z_][A-Za-z0-9_.]* *((==|!=) *(\'[^\']*\'|"[^"]*"|-?[0-9]+(\\.[0-9]+)?|true|false)|(<=|>=|<|>) *-?[0-9]+(\\.[0-9]+)?)( *&& *[A-Za-z_][A-Za-z0-9_.]* *((==|!=) *(\'[^\']*\'|"[^"]*"|-?[0-9]+(\\.[0-9]+)?|true|false)|(<=|>=|<|>) *-?[0-9]+(\\.[0-9]+)?))* *\\])?$')`,message=`must be COMPONENT:OUTPUT:INDEX or COMPONENT:OUTPUT:INDEX[FILTER], FILTER being KEY OP VALUE joined by &&, OP one of == != < <= > >= (the last four with numbers only), VALUE a number, a quoted string, true or false; e.g. train:model:0 or Pusher:pushed_model:0[pushed == 1]`
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[^:\\[\\]]+:[^:\\[\\]]+(:[0-9]*)?(\\[[^:\\[\\]]+\\])?$')`,message=`must be COMPONENT:ARTIFACT or COMPONENT:ARTIFACT:INDEX, optionally followed by [FILTER]: COMPONENT, ARTIFACT and FILTER not empty and none of them containing ':', '[' or ']', INDEX digits (0 when empty); e.g. CsvExampleGen:examples, train:model:0 or Pusher:pushed_model:0[pushed == 1]`
+	// +kubebuilder:validation:XValidation:rule=`!self.matches('^[^:]*:[^:]*:[0-9]') || self.matches('^[^:]*:[^:]*:0*([0-9]{0,18}|[0-8][0-9]{18}|9[01][0-9]{17}|92[01][0-9]{16}|922[0-2][0-9]{15}|9223[0-2][0-9]{14}|92233[0-6][0-9]{13}|922337[01][0-9]{12}|92233720[0-2][0-9]{10}|922337203[0-5][0-9]{9}|9223372036[0-7][0-9]{8}|92233720368[0-4][0-9]{7}|922337203685[0-3][0-9]{6}|9223372036854[0-6][0-9]{5}|92233720368547[0-6][0-9]{4}|922337203685477[0-4][0-9]{3}|9223372036854775[0-7][0-9]{2}|922337203685477580[0-7])([^0-9]|$)')`,message=`INDEX must be at most 9223372036854775807`
 	Path string `json:"path"`
 }
 

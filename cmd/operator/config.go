@@ -33,6 +33,7 @@ func defaults() operator.Config {
 		CompileVolumeSize:       "64Mi",
 		EventsBindAddress:       ":8082",
 		EventsTokenAudience:     operator.DefaultEventsTokenAudience,
+		ConversionWebhook:       operator.ConversionWebhookConfig{Port: 9443},
 	}
 }
 
@@ -76,6 +77,11 @@ func bind(fs *flag.FlagSet, cfg *operator.Config, file *string) {
 	fs.StringVar(&cfg.EventsCertDir, "events-cert-dir", cfg.EventsCertDir, "directory with tls.crt and tls.key to serve /events over HTTPS; empty: plain HTTP")
 	fs.StringVar(&cfg.EventsURL, "events-url", cfg.EventsURL, "URL at which provider services' relays reach /events (needed by Providers with spec.serviceImage)")
 	fs.StringVar(&cfg.EventsTokenAudience, "events-token-audience", cfg.EventsTokenAudience, "audience a /events caller's service-account token must carry")
+	fs.StringVar(&cfg.ConversionWebhook.Service, "conversion-webhook-service", cfg.ConversionWebhook.Service, "Service (in the operator's namespace, port 443) of the CRDs' conversion webhook; empty: not served")
+	fs.StringVar(&cfg.ConversionWebhook.Secret, "conversion-webhook-secret", cfg.ConversionWebhook.Secret, "Secret (in the operator's namespace) where the operator keeps the conversion webhook's CA and certificate")
+	fs.StringVar(&cfg.ConversionWebhook.CertDir, "conversion-webhook-cert-dir", cfg.ConversionWebhook.CertDir, "directory where that Secret is mounted")
+	fs.IntVar(&cfg.ConversionWebhook.Port, "conversion-webhook-port", cfg.ConversionWebhook.Port, "port of the conversion webhook")
+	fs.StringVar(&cfg.ConversionWebhook.ProviderNamespace, "conversion-webhook-provider-namespace", cfg.ConversionWebhook.ProviderNamespace, "namespace a v1alpha6 object's provider name refers to; empty: the object's own")
 	fs.DurationVar(&cfg.RetryAfter.Duration, "retry-after", cfg.RetryAfter.Duration, "how soon a resource waiting on something outside the operator is looked at again")
 }
 

@@ -219,7 +219,7 @@ func TestAScheduledRunUpdatesItsRunConfiguration(t *testing.T) {
 	f.SyncedPipeline(t, "demo")
 	rc := &pipelinesv1beta1.RunConfiguration{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "examples"},
 		Spec: pipelinesv1beta1.RunConfigurationSpec{Run: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "demo",
-			Artifacts: []pipelinesv1beta1.OutputArtifact{{Name: "model", Path: "train:model:0[pushed == 1]"}}}}}
+			Artifacts: []pipelinesv1beta1.OutputArtifact{{Name: "model", Path: "train:model:1[pushed == 1]"}}}}}
 	require.NoError(t, cp.Client.Create(ctx, rc))
 	body := fmt.Sprintf(`{"status":"succeeded","pipelineName":{"namespace":%q,"name":"demo"},
 		"runConfigurationName":{"namespace":%q,"name":"examples"},"runId":"sched-7","runEndTime":"2026-12-01T10:05:00Z",

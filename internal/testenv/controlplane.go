@@ -5,21 +5,28 @@
 package testenv
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/scheme"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/conversionwebhook"
 )
 
 // TektonModule is the module whose config/300-crds are installed.
@@ -31,6 +38,8 @@ type ControlPlane struct {
 	Config *rest.Config
 	Client client.Client
 	Scheme *k8sruntime.Scheme
+	// stopConversion stops the conversion webhook served for the CRDs.
+	stopConversion context.CancelFunc
 }
 
 // Start builds the binaries if bin/ lacks them, starts the control plane and
@@ -65,11 +74,50 @@ func Start() (*ControlPlane, error) {
 	if err != nil {
 		return nil, errors.Join(err, env.Stop())
 	}
-	return &ControlPlane{Env: env, Config: cfg, Client: c, Scheme: scheme}, nil
+	stop, err := serveConversion(env, scheme)
+	if err != nil {
+		return nil, errors.Join(err, env.Stop())
+	}
+	return &ControlPlane{Env: env, Config: cfg, Client: c, Scheme: scheme, stopConversion: stop}, nil
+}
+
+// serveConversion serves the CRDs' conversion webhook (the operator's own
+// handler) where envtest pointed the CRDs of convertible kinds, with its
+// certificate: so older versions read and write through the same
+// conversion as on a cluster.
+func serveConversion(env *envtest.Environment, scheme *k8sruntime.Scheme) (context.CancelFunc, error) {
+	o := env.WebhookInstallOptions
+	srv := webhook.NewServer(webhook.Options{Host: o.LocalServingHost, Port: o.LocalServingPort, CertDir: o.LocalServingCertDir})
+	srv.Register(conversionwebhook.Path, conversion.NewWebhookHandler(scheme, conversion.NewRegistry()))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Start(ctx) }()
+	addr := net.JoinHostPort(o.LocalServingHost, strconv.Itoa(o.LocalServingPort))
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		select {
+		case err := <-done:
+			cancel()
+			return nil, fmt.Errorf("serving the conversion webhook on %s: %w", addr, err)
+		default:
+		}
+		if conn, err := net.Dial("tcp", addr); err == nil {
+			conn.Close()
+			return cancel, nil
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			return nil, fmt.Errorf("the conversion webhook is not listening on %s", addr)
+		}
+	}
 }
 
 // Stop stops the apiserver and etcd and removes their data.
-func (cp *ControlPlane) Stop() error { return cp.Env.Stop() }
+func (cp *ControlPlane) Stop() error {
+	if cp.stopConversion != nil {
+		cp.stopConversion()
+	}
+	return cp.Env.Stop()
+}
 
 // AdminKubeconfig returns a kubeconfig for a cluster-admin user.
 func (cp *ControlPlane) AdminKubeconfig() ([]byte, error) {

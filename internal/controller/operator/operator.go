@@ -3,6 +3,7 @@
 package operator
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -27,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	pipelinesv1alpha6 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1alpha6"
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/completion"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/experiment"
@@ -39,6 +41,7 @@ import (
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/runconfiguration"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/runschedule"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/scheme"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/conversionwebhook"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/eventserver"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/seal"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
@@ -132,12 +135,35 @@ type Config struct {
 	// chart sets it); a Provider with spec.serviceImage needs it.
 	EventsURL string `json:"eventsURL,omitempty"`
 
+	// ConversionWebhook serves the CRDs' conversion webhook (kfp-operator's
+	// v1alpha6 to and from the storage version v1beta1); off unless its
+	// Service is named (the chart names it).
+	ConversionWebhook ConversionWebhookConfig `json:"conversionWebhook,omitempty"`
+
 	// TektonNamespace is where Tekton's feature-flags ConfigMap lives
 	// (default tekton-pipelines); read to warn about Pod Security.
 	TektonNamespace string `json:"tektonNamespace,omitempty"`
 
 	// SkipNameValidation lets tests start several managers in one process.
 	SkipNameValidation bool `json:"-"`
+}
+
+// ConversionWebhookConfig says where the conversion webhook is served and
+// reached.
+type ConversionWebhookConfig struct {
+	// Service in the operator's namespace in front of the webhook (port 443).
+	Service string `json:"service,omitempty"`
+	// Secret, in the operator's namespace, where the operator keeps the
+	// webhook's CA and certificate; mounted at CertDir.
+	Secret string `json:"secret,omitempty"`
+	// CertDir is where Secret is mounted.
+	CertDir string `json:"certDir,omitempty"`
+	// Port the webhook listens on (default 9443).
+	Port int `json:"port,omitempty"`
+	// ProviderNamespace is the namespace a v1alpha6 object's provider name
+	// refers to (kfp-operator's DefaultProviderNamespace, its workflow
+	// namespace). Empty: the object's own namespace.
+	ProviderNamespace string `json:"providerNamespace,omitempty"`
 }
 
 // DefaultEventsTokenAudience is the audience /events callers' tokens carry
@@ -166,7 +192,11 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 	audience := orDefaultString(cfg.EventsTokenAudience, DefaultEventsTokenAudience)
 	restConfig = rest.CopyConfig(restConfig)
 	restConfig.QPS, restConfig.Burst = cfg.KubeAPIQPS, cfg.KubeAPIBurst
-	sealKey, err := loadSealKey(restConfig, cfg.Namespace)
+	operatorNamespace, err := namespaceOf(cfg)
+	if err != nil {
+		return nil, err
+	}
+	sealKey, err := loadSealKey(restConfig, operatorNamespace)
 	if err != nil {
 		return nil, err
 	}
@@ -252,6 +282,15 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 			return nil, err
 		}
 	}
+	if w := cfg.ConversionWebhook; w.Service != "" {
+		// Read by the conversions the webhook serves; set before it serves.
+		pipelinesv1alpha6.ConversionDefaults.ProviderNamespace = w.ProviderNamespace
+		if err := conversionwebhook.Add(mgr, conversionwebhook.Options{Namespace: operatorNamespace, Service: w.Service,
+			Secret: w.Secret, CertDir: w.CertDir, Port: cmp.Or(w.Port, 9443),
+			CRDs: conversionwebhook.CRDs(mgr.GetScheme(), pipelinesv1alpha6.GroupVersion)}); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.EventsBindAddress != "" && cfg.EventsBindAddress != "0" {
 		if err := mgr.Add(&eventserver.Server{BindAddress: cfg.EventsBindAddress, CertDir: cfg.EventsCertDir,
 			Handler: &eventserver.Handler{Client: mgr.GetClient(), Audience: audience, Completions: completions}}); err != nil {
@@ -274,16 +313,20 @@ const SealKeySecret = "kfp-tekton-operator-seal"
 // serviceAccountNamespaceFile holds the namespace of a pod's service account.
 const serviceAccountNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
-// loadSealKey reads (or, the first time, creates) the seal key in
-// namespace, the operator's own when empty.
-func loadSealKey(restConfig *rest.Config, namespace string) (*seal.Key, error) {
-	if namespace == "" {
-		b, err := os.ReadFile(serviceAccountNamespaceFile)
-		if err != nil {
-			return nil, fmt.Errorf("the operator's namespace (for its seal key Secret): set namespace, or run it in a pod: %w", err)
-		}
-		namespace = strings.TrimSpace(string(b))
+// namespaceOf is the operator's namespace: cfg's, else its pod's.
+func namespaceOf(cfg Config) (string, error) {
+	if cfg.Namespace != "" {
+		return cfg.Namespace, nil
 	}
+	b, err := os.ReadFile(serviceAccountNamespaceFile)
+	if err != nil {
+		return "", fmt.Errorf("the operator's namespace (for its seal key Secret): set namespace, or run it in a pod: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// loadSealKey reads (or, the first time, creates) the seal key in namespace.
+func loadSealKey(restConfig *rest.Config, namespace string) (*seal.Key, error) {
 	c, err := client.New(restConfig, client.Options{})
 	if err != nil {
 		return nil, err

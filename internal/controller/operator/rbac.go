@@ -21,3 +21,12 @@ package operator
 // The key sealing the records the operator keeps in statuses: read, and
 // created by the first replica to start (create cannot be narrowed by name).
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create,namespace=operator-namespace
+
+// The conversion webhook's certificate (internal/conversionwebhook): its
+// Secret, created empty by the chart, kept current by every replica (the
+// rotator's cache lists and watches the operator namespace's Secrets), and
+// the CA bundle injected into the CRDs it converts, whose webhook service
+// the leader points at this operator.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=list;watch;update,namespace=operator-namespace
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=update;patch,resourceNames=pipelines.pipelines.kubeflow.org;runconfigurations.pipelines.kubeflow.org;runs.pipelines.kubeflow.org;runschedules.pipelines.kubeflow.org;experiments.pipelines.kubeflow.org;providers.pipelines.kubeflow.org

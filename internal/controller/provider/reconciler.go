@@ -118,7 +118,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				return ctrl.Result{}, err
 			}
 		case o.imageErr == nil && o.serviceAccountErr == nil && o.tasksErr == nil:
-			o.serviceURL, o.serviceNotReady, o.serviceErr = r.ensureService(ctx, p, namespace, pinned)
+			// Refused pod settings leave a service applied before as it was
+			// (its own were admitted), no longer called (no serviceURL).
+			if o.podTemplateErr = podTemplateProblem(p, r.runsAsMarkedAccount(p)); o.podTemplateErr == nil {
+				o.serviceURL, o.serviceNotReady, o.serviceErr = r.ensureService(ctx, p, namespace, pinned)
+			}
 		}
 	} else if err := r.removeService(ctx, p, namespace); err != nil {
 		return ctrl.Result{}, err

@@ -30,6 +30,9 @@ const (
 	ServiceMetricsPort = 8081 // METRICS_PORT
 	relayAddress       = "127.0.0.1:8099"
 	tokenDir           = "/var/run/secrets/kfp-tekton-operator/events"
+	// eventsTokenVolume holds the relay's token; spec.podTemplateVolumes
+	// may not take its name.
+	eventsTokenVolume = "events-token"
 
 	// AnnotationProvider on a provider service's objects names its Provider
 	// ("namespace/name"), so their changes reach it.
@@ -86,8 +89,30 @@ func serviceEnv(p *pipelinesv1beta1.Provider) []corev1.EnvVar {
 		env = append(env, corev1.EnvVar{Name: "PARAMETERS_" + strings.ToUpper(key), Value: jsonText(value.Raw)})
 	}
 	sort.Slice(env, func(i, j int) bool { return env[i].Name < env[j].Name })
-	return append(env, corev1.EnvVar{Name: "POD_NAMESPACE",
+	env = append(env, corev1.EnvVar{Name: "POD_NAMESPACE",
 		ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}})
+	// Then the Provider's own (spec.podTemplateEnv), after the operator's so
+	// that they may refer to them ($(PROVIDERNAME)). The operator's win: a
+	// name it sets is left out (the API server refuses it already).
+	for _, e := range p.Spec.PodTemplateEnv {
+		if !operatorEnvName(e.Name) {
+			env = append(env, e)
+		}
+	}
+	return env
+}
+
+// operatorEnvName says whether the operator sets the variable name on the
+// provider service's container (serviceEnv), in any case, as the
+// Provider's CRD rule on podTemplateEnv says: kfp-operator's services read
+// their settings case-insensitively.
+func operatorEnvName(name string) bool {
+	name = strings.ToUpper(name)
+	switch name {
+	case "PROVIDERNAME", "PIPELINEROOTSTORAGE", "OPERATORWEBHOOK", "SERVER_PORT", "METRICS_PORT", "POD_NAMESPACE":
+		return true
+	}
+	return strings.HasPrefix(name, "PARAMETERS_")
 }
 
 // jsonText is a JSON string's text, or any other JSON value as written.
@@ -178,7 +203,8 @@ func serviceObjects(p *pipelinesv1beta1.Provider, namespace, serviceImage string
 					Containers: []corev1.Container{
 						{
 							Name: "provider-service", Image: serviceImage, Env: serviceEnv(p),
-							Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: ServicePort}, {Name: "metrics", ContainerPort: ServiceMetricsPort}},
+							VolumeMounts: p.Spec.PodTemplateVolumeMounts,
+							Ports:        []corev1.ContainerPort{{Name: "http", ContainerPort: ServicePort}, {Name: "metrics", ContainerPort: ServiceMetricsPort}},
 							ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
 								HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromString("http")}}},
 							SecurityContext: restricted(nil),
@@ -186,13 +212,14 @@ func serviceObjects(p *pipelinesv1beta1.Provider, namespace, serviceImage string
 						{
 							Name: "events-relay", Image: s.HelperImage, Command: []string{taskdef.HelperBinary},
 							Args:            []string{"relay-events", "--listen", relayAddress, "--to", s.EventsURL, "--token-file", tokenDir + "/token"},
-							VolumeMounts:    []corev1.VolumeMount{{Name: "events-token", MountPath: tokenDir, ReadOnly: true}},
+							VolumeMounts:    []corev1.VolumeMount{{Name: eventsTokenVolume, MountPath: tokenDir, ReadOnly: true}},
 							SecurityContext: restricted(ptr.To[int64](65532)),
 						},
 					},
-					Volumes: []corev1.Volume{{Name: "events-token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+					Volumes: append([]corev1.Volume{{Name: eventsTokenVolume, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
 						Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{
 							Audience: runcompletion.ProviderAudience(s.TokenAudience, p.Namespace, p.Name), ExpirationSeconds: ptr.To[int64](3600), Path: "token"}}}}}}},
+						p.Spec.PodTemplateVolumes...),
 				},
 			},
 		},

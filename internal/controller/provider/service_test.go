@@ -155,8 +155,13 @@ func TestAProviderServiceRunsAsADeployment(t *testing.T) {
 
 // serviceOf is p's provider-service Deployment.
 func serviceOf(c *assert.CollectT, p *pipelinesv1beta1.Provider) *appsv1.Deployment {
+	return serviceIn(c, p.Namespace, p)
+}
+
+// serviceIn is p's provider-service Deployment in workflow namespace ns.
+func serviceIn(c *assert.CollectT, ns string, p *pipelinesv1beta1.Provider) *appsv1.Deployment {
 	var l appsv1.DeploymentList
-	if !assert.NoError(c, cp.Client.List(context.Background(), &l, client.InNamespace(p.Namespace))) {
+	if !assert.NoError(c, cp.Client.List(context.Background(), &l, client.InNamespace(ns))) {
 		return nil
 	}
 	for i := range l.Items {
@@ -274,4 +279,133 @@ func TestAProviderGoesWithItsNamespace(t *testing.T) {
 		assert.True(c, apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKeyFromObject(p), p)), "Provider gone")
 	}, wait, tick)
 	assert.NotEmpty(t, sharedTasks(t, ns), "left for the namespace's deletion, not deleted one by one")
+}
+
+// kfp-operator's podTemplateEnv, podTemplateVolumes and
+// podTemplateVolumeMounts reach the provider service's pod (its container's
+// env after the operator's, its mounts, the pod's volumes), and changing
+// them rolls the Deployment: a new pod template, an entry taken away gone.
+func TestAProviderServiceTakesItsPodSettings(t *testing.T) {
+	startOperator(t, "")
+	reg := registry.Start(t)
+	image, _ := reg.Push("team/provider-service:v1")
+	ns := namespace(t)
+	serviceAccount(t, ns, "kfp-provider")
+	p := newProvider(ns, "kfp", "")
+	p.Spec.ServiceImage = image
+	token := corev1.Volume{Name: "kfp-token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", Audience: "pipelines.kubeflow.org"}}}}}}
+	// In its own namespace a Provider may use its namespace's Secrets.
+	credentials := corev1.EnvVar{Name: "KFP_PASSWORD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "kfp"}, Key: "password"}}}
+	p.Spec.PodTemplateEnv = []corev1.EnvVar{{Name: "LOG_LEVEL", Value: "debug"}, credentials}
+	p.Spec.PodTemplateVolumes = []corev1.Volume{token}
+	p.Spec.PodTemplateVolumeMounts = []corev1.VolumeMount{{Name: "kfp-token", MountPath: "/var/run/secrets/kfp", ReadOnly: true}}
+	d := readyService(t, p)
+
+	pod := d.Spec.Template.Spec
+	service := pod.Containers[0]
+	assert.Equal(t, "debug", env(service)["LOG_LEVEL"])
+	assert.Equal(t, credentials, service.Env[len(service.Env)-1], "valueFrom as written, after the operator's env")
+	names := []string{}
+	for _, e := range service.Env {
+		names = append(names, e.Name)
+	}
+	assert.Equal(t, []string{"METRICS_PORT", "OPERATORWEBHOOK", "PIPELINEROOTSTORAGE", "PROVIDERNAME", "SERVER_PORT", "POD_NAMESPACE",
+		"LOG_LEVEL", "KFP_PASSWORD"}, names, "the operator's env first")
+	assert.Equal(t, p.Spec.PodTemplateVolumeMounts, service.VolumeMounts)
+	require.Len(t, pod.Volumes, 2)
+	assert.Equal(t, "kfp-token", pod.Volumes[1].Name)
+	assert.Equal(t, "token", pod.Volumes[1].Projected.Sources[0].ServiceAccountToken.Path)
+	assert.Len(t, pod.Containers[1].VolumeMounts, 1, "the relay mounts its own token only")
+
+	// A changed value, an entry taken away: a new pod template, rolled out.
+	generation := d.Generation
+	update(t, p, func(p *pipelinesv1beta1.Provider) {
+		p.Spec.PodTemplateEnv = []corev1.EnvVar{{Name: "LOG_LEVEL", Value: "info"}}
+		p.Spec.PodTemplateVolumes = append(p.Spec.PodTemplateVolumes, corev1.Volume{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+		p.Spec.PodTemplateVolumeMounts = append(p.Spec.PodTemplateVolumeMounts, corev1.VolumeMount{Name: "scratch", MountPath: "/tmp"})
+	})
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		d := serviceOf(c, p)
+		if d == nil {
+			return
+		}
+		assert.Greater(c, d.Generation, generation, "the Deployment's spec changed")
+		service := d.Spec.Template.Spec.Containers[0]
+		assert.Equal(c, "info", env(service)["LOG_LEVEL"])
+		assert.NotContains(c, env(service), "KFP_PASSWORD", "an env entry taken away is gone")
+		assert.Len(c, service.VolumeMounts, 2)
+		assert.Len(c, d.Spec.Template.Spec.Volumes, 3)
+	}, wait, tick)
+	// Until the new pod template is available, the Provider says so.
+	eventuallyReady(t, p, metav1.ConditionFalse, pipelinesv1beta1.ReasonProviderServiceNotReady)
+
+	// All taken away: the pod is as without them.
+	update(t, p, func(p *pipelinesv1beta1.Provider) {
+		p.Spec.PodTemplateEnv, p.Spec.PodTemplateVolumes, p.Spec.PodTemplateVolumeMounts = nil, nil, nil
+	})
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		if d := serviceOf(c, p); d != nil {
+			assert.NotContains(c, env(d.Spec.Template.Spec.Containers[0]), "LOG_LEVEL")
+			assert.Empty(c, d.Spec.Template.Spec.Containers[0].VolumeMounts)
+			assert.Len(c, d.Spec.Template.Spec.Volumes, 1, "the relay's token only")
+		}
+	}, wait, tick)
+}
+
+// With a shared workflow namespace, a Provider from another namespace may
+// not have its service's pod read the namespace's Secrets, ConfigMaps or
+// volumes: they are other tenants'. The operator refuses such pod settings
+// (Ready=False, InvalidSpec, saying which and why) and runs nothing; pod
+// settings that read only the pod's own identity are run.
+func TestASharedWorkflowNamespacesSecretsAreNotAProvidersToMount(t *testing.T) {
+	ctx := context.Background()
+	workflows := namespace(t)
+	startOperator(t, workflows)
+	reg := registry.Start(t)
+	image, _ := reg.Push("team/provider-service:v1")
+	ns := namespace(t)
+	markedServiceAccount(t, workflows, "kfp-provider", ns+"/kfp")
+	require.NoError(t, cp.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: workflows, Name: "team-b-minio"},
+		StringData: map[string]string{"secretkey": "team-b's"}}))
+
+	p := newProvider(ns, "kfp", "")
+	p.Spec.ServiceImage = image
+	p.Spec.PodTemplateVolumes = []corev1.Volume{{Name: "minio", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "team-b-minio"}}}}
+	p.Spec.PodTemplateVolumeMounts = []corev1.VolumeMount{{Name: "minio", MountPath: "/minio"}}
+	require.NoError(t, cp.Client.Create(ctx, p))
+	eventuallyReady(t, p, metav1.ConditionFalse, pipelinesv1beta1.ReasonInvalidSpec)
+	assert.Contains(t, ready(t, p).Message, "provider service pod settings refused: spec.podTemplateVolumes[0] (minio): secret: "+
+		"the Provider is outside the shared workflow namespace its provider service runs in, where that would reach other tenants' Secrets")
+	assert.Empty(t, p.Status.ServiceURL)
+	var l appsv1.DeploymentList
+	require.NoError(t, cp.Client.List(ctx, &l, client.InNamespace(workflows)))
+	assert.Empty(t, l.Items, "no pod mounts another tenant's Secret")
+
+	// The Secret's key as an env value: refused too.
+	update(t, p, func(p *pipelinesv1beta1.Provider) {
+		p.Spec.PodTemplateVolumes, p.Spec.PodTemplateVolumeMounts = nil, nil
+		p.Spec.PodTemplateEnv = []corev1.EnvVar{{Name: "MINIO_SECRET_KEY", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "team-b-minio"}, Key: "secretkey"}}}}
+	})
+	eventuallyReady(t, p, metav1.ConditionFalse, pipelinesv1beta1.ReasonInvalidSpec)
+	assert.Contains(t, ready(t, p).Message, "spec.podTemplateEnv[0] (MINIO_SECRET_KEY): valueFrom.secretKeyRef")
+	require.NoError(t, cp.Client.List(ctx, &l, client.InNamespace(workflows)))
+	assert.Empty(t, l.Items)
+
+	// Its own service account's token (kfp-operator's multi-user KFP) is its own.
+	update(t, p, func(p *pipelinesv1beta1.Provider) {
+		p.Spec.PodTemplateEnv = []corev1.EnvVar{{Name: "LOG_LEVEL", Value: "debug"}}
+		p.Spec.PodTemplateVolumes = []corev1.Volume{{Name: "kfp-token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+			Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", Audience: "pipelines.kubeflow.org"}}}}}}}
+		p.Spec.PodTemplateVolumeMounts = []corev1.VolumeMount{{Name: "kfp-token", MountPath: "/var/run/secrets/kfp"}}
+	})
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		if d := serviceIn(c, workflows, p); d != nil {
+			assert.Equal(c, "kfp-token", d.Spec.Template.Spec.Volumes[1].Name)
+			assert.Equal(c, "debug", env(d.Spec.Template.Spec.Containers[0])["LOG_LEVEL"])
+		}
+	}, wait, tick)
+	eventuallyReady(t, p, metav1.ConditionFalse, pipelinesv1beta1.ReasonProviderServiceNotReady)
 }

@@ -31,6 +31,9 @@ type observation struct {
 	serviceURL      string
 	serviceNotReady string
 	serviceErr      error
+	// podTemplateErr: the operator refuses the provider service's pod
+	// settings (podTemplateProblem); a change of the spec fixes it.
+	podTemplateErr error
 }
 
 // readyCondition is the Ready condition the observation warrants; the first
@@ -57,6 +60,9 @@ func readyCondition(p *pipelinesv1beta1.Provider, o observation) metav1.Conditio
 	case o.imageErr != nil:
 		c.Reason = pipelinesv1beta1.ReasonImageNotResolvable
 		c.Message = o.imageErr.Error()
+	case o.podTemplateErr != nil:
+		c.Reason = pipelinesv1beta1.ReasonInvalidSpec
+		c.Message = o.podTemplateErr.Error()
 	case o.podSecurity != "":
 		c.Reason = pipelinesv1beta1.ReasonPodSecurityIncompatible
 		c.Message = o.podSecurity
@@ -70,6 +76,9 @@ func readyCondition(p *pipelinesv1beta1.Provider, o observation) metav1.Conditio
 		c.Status = metav1.ConditionTrue
 		c.Reason = pipelinesv1beta1.ReasonTasksApplied
 		c.Message = fmt.Sprintf("%d shared Tasks in namespace %s; provider service %s at %s", len(o.tasks), o.workflowNamespace, o.serviceImage, o.serviceURL)
+		if p.Spec.Image != "" {
+			c.Message += fmt.Sprintf("; spec.image %s is not used: serviceImage serves this Provider", p.Spec.Image)
+		}
 	default:
 		c.Status = metav1.ConditionTrue
 		c.Reason = pipelinesv1beta1.ReasonTasksApplied

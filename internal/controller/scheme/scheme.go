@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
+	pipelinesv1alpha6 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1alpha6"
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 )
 
@@ -14,7 +15,7 @@ import (
 func New() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
-		clientgoscheme.AddToScheme, pipelinesv1beta1.AddToScheme, tektonv1.AddToScheme,
+		clientgoscheme.AddToScheme, pipelinesv1beta1.AddToScheme, pipelinesv1alpha6.AddToScheme, tektonv1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			panic(err) // only on conflicting registrations: a programming error

@@ -1,0 +1,67 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+)
+
+// TestV1alpha6ManifestsConvertThroughTheOperatorsWebhook applies
+// kfp-operator's own v0.6 manifests as they are published: the operator
+// installed by its chart serves the conversion with the certificate it
+// issued itself, the objects read back as v1beta1 with kfp-operator's
+// mapping, and read as v1alpha6 again, after a write through v1beta1,
+// they are what was applied.
+func TestV1alpha6ManifestsConvertThroughTheOperatorsWebhook(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t, "v1alpha6")
+
+	var crd apiextensionsv1.CustomResourceDefinition
+	require.NoError(t, cl.Get(ctx, client.ObjectKey{Name: "pipelines.pipelines.kubeflow.org"}, &crd))
+	require.NotNil(t, crd.Spec.Conversion.Webhook, "the CRD converts through a webhook")
+	assert.NotEmpty(t, crd.Spec.Conversion.Webhook.ClientConfig.CABundle, "the operator injected its CA")
+
+	for _, sample := range []string{"v0.6.0-reference-resources-pipeline.yaml", "v0.6.0-reference-resources-runconfiguration.yaml"} {
+		data, err := os.ReadFile(filepath.Join(root, "config", "samples", "kfp-operator", "v1alpha6", sample))
+		require.NoError(t, err)
+		js, err := yaml.YAMLToJSON(data)
+		require.NoError(t, err)
+		applied := &unstructured.Unstructured{}
+		require.NoError(t, applied.UnmarshalJSON(js)) // numbers as the API's JSON reads them
+		applied.SetNamespace(ns)
+		require.NoError(t, cl.Create(ctx, applied.DeepCopy()), sample)
+
+		kind, name := applied.GetKind(), applied.GetName()
+		stored := get(t, kind, ns, name)
+		require.NotNil(t, stored, "%s reads back as v1beta1", sample)
+		switch kind {
+		case "Pipeline":
+			fw, _, _ := unstructured.NestedMap(stored.Object, "spec", "framework")
+			assert.Equal(t, map[string]any{"name": "tfx", "parameters": map[string]any{"components": "base_pipeline.create_components"}}, fw)
+			provider, _, _ := unstructured.NestedString(stored.Object, "spec", "provider")
+			assert.Equal(t, "kfp", provider)
+		case "RunConfiguration":
+			path, _, _ := unstructured.NestedSlice(stored.Object, "spec", "run", "artifacts")
+			assert.Equal(t, []any{map[string]any{"name": "serving-model", "path": "Pusher:pushed_model:0[pushed == 1]"}}, path)
+		}
+
+		// A write through v1beta1 (a label) keeps what only v1alpha6 says.
+		patch(t, kind, ns, name, `{"metadata":{"labels":{"touched":"through-v1beta1"}}}`)
+		back := &unstructured.Unstructured{}
+		back.SetAPIVersion("pipelines.kubeflow.org/v1alpha6")
+		back.SetKind(kind)
+		require.NoError(t, cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, back))
+		assert.Equal(t, applied.Object["spec"], back.Object["spec"], "%s read as v1alpha6 is what was applied", sample)
+		assert.Equal(t, "through-v1beta1", back.GetLabels()["touched"])
+	}
+}
