@@ -84,7 +84,7 @@ func Add(mgr ctrl.Manager, o Options) error {
 	if err := mgr.Add(srv); err != nil {
 		return err
 	}
-	if err := mgr.Add(&settings{client: mgr.GetClient(), crds: o.CRDs, service: Service(o.Namespace, o.Service)}); err != nil {
+	if err := mgr.Add(&settings{reader: mgr.GetAPIReader(), client: mgr.GetClient(), crds: o.CRDs, service: Service(o.Namespace, o.Service)}); err != nil {
 		return err
 	}
 	return mgr.AddReadyzCheck("conversion-webhook", srv.check)
@@ -160,6 +160,9 @@ func Conversion(service *apiextensionsv1.ServiceReference, caBundle []byte) *api
 // Service once at start: the CRDs as generated name the chart's default
 // namespace, and an operator installed in another must still be reached.
 type settings struct {
+	// reader reads the CRDs once, uncached: no informer over every CRD of
+	// the cluster for six reads.
+	reader  client.Reader
 	client  client.Client
 	crds    []string
 	service *apiextensionsv1.ServiceReference
@@ -171,7 +174,7 @@ func (s *settings) Start(ctx context.Context) error {
 	log := ctrl.Log.WithName("conversion-webhook")
 	for _, name := range s.crds {
 		var crd apiextensionsv1.CustomResourceDefinition
-		if err := s.client.Get(ctx, types.NamespacedName{Name: name}, &crd); err != nil {
+		if err := s.reader.Get(ctx, types.NamespacedName{Name: name}, &crd); err != nil {
 			return fmt.Errorf("reading CRD %s to point its conversion webhook at %s/%s: %w", name, s.service.Namespace, s.service.Name, err)
 		}
 		var caBundle []byte
