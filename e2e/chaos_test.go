@@ -19,18 +19,22 @@ package e2e
 // invariants at the end; it never asserts a duration.
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 func TestChaosFaultsWhileSynchronising(t *testing.T) {
@@ -78,9 +82,9 @@ spec:
 			apiDowntimes = append(apiDowntimes, down)
 			t.Logf("round %d: kube-apiserver killed; it answered again %v later", round+1, down.Round(100*time.Millisecond))
 		case 2: // (c) stop Tekton's controller for a while
-			scaleTekton(t, 0)
+			restart := stopTekton(t)
 			time.Sleep(30 * time.Second)
-			scaleTekton(t, 1)
+			restart()
 			t.Logf("round %d: Tekton's controller stopped for 30 s", round+1)
 		}
 	}
@@ -188,7 +192,23 @@ func restartAPIServer(t *testing.T) time.Duration {
 	return 0
 }
 
-func scaleTekton(t *testing.T, replicas int) {
+// stopTekton scales Tekton's controller to none and returns what scales it
+// back to the replicas it had; the test's end does, if nothing did before
+// (the cluster is shared: nothing runs a PipelineRun without it).
+func stopTekton(t *testing.T) func() {
 	t.Helper()
-	run(t, "kubectl", "scale", "-n", "tekton-pipelines", "deployment/tekton-pipelines-controller", "--replicas="+strconv.Itoa(replicas))
+	var d appsv1.Deployment
+	require.NoError(t, cl.Get(context.Background(), client.ObjectKey{Namespace: "tekton-pipelines", Name: "tekton-pipelines-controller"}, &d))
+	replicas := int32(1)
+	if d.Spec.Replicas != nil && *d.Spec.Replicas > 0 {
+		replicas = *d.Spec.Replicas
+	}
+	scale := func(n int32) {
+		run(t, "kubectl", "scale", "-n", "tekton-pipelines", "deployment/tekton-pipelines-controller", "--replicas="+strconv.Itoa(int(n)))
+	}
+	var once sync.Once
+	restart := func() { once.Do(func() { scale(replicas) }) }
+	t.Cleanup(restart)
+	scale(0)
+	return restart
 }

@@ -10,11 +10,11 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,29 +26,48 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/publish"
 )
 
 // sink is a CloudEvent sink on the node's address, which the operator's
-// pods reach; while down it answers 503.
+// pods reach; while down it answers 503. The operator sends every sink
+// every completion on the cluster (make demo's every-minute runs too): the
+// sink keeps only those of its test's namespaces, and takes the others
+// without a word, down or not, so they neither count nor hold up another's
+// outbox.
 type sink struct {
 	URL  string
 	down atomic.Bool
+	ours map[string]bool // namespaces whose completions count (ownEvent)
 
 	mu       sync.Mutex
-	received map[string]int // by ce-id
+	received map[string]int // by ce-id, this test's only
 	data     map[string]string
 	refused  int
+	foreign  int // other namespaces' completions taken and dropped
 }
 
-func startSink(t *testing.T) *sink {
+// startSink starts a sink for the completions of namespaces (of the
+// resources that held them or of their Providers: see ownEvent).
+func startSink(t *testing.T, namespaces ...string) *sink {
 	t.Helper()
-	s := &sink{received: map[string]int{}, data: map[string]string{}}
+	require.NotEmpty(t, namespaces, "a sink keeps the completions of its test's namespaces: name them")
+	s := &sink{received: map[string]int{}, data: map[string]string{}, ours: map[string]bool{}}
+	for _, ns := range namespaces {
+		s.ours[ns] = true
+	}
 	ln, err := net.Listen("tcp", "10.200.0.1:0")
 	require.NoError(t, err)
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		if !ownEvent(r.Header.Get("Ce-"+publish.ResourceExtension), r.Header.Get("Ce-Source"), s.ours) {
+			s.foreign++
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
 		if s.down.Load() {
 			s.refused++
 			w.WriteHeader(http.StatusServiceUnavailable)
@@ -64,11 +83,19 @@ func startSink(t *testing.T) *sink {
 		w.WriteHeader(http.StatusAccepted)
 	})}
 	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
+	t.Cleanup(func() {
+		_ = srv.Close()
+		if n := s.snapshotForeign(); n > 0 {
+			t.Logf("the sink took and left out %d completions of other namespaces than %v", n, namespaces)
+		}
+	})
 	s.URL = "http://" + ln.Addr().String() + "/"
 	return s
 }
 
+// snapshot is what the sink received of its namespaces' completions: the
+// count and the data of each by CloudEvent id, and how many deliveries it
+// refused while down.
 func (s *sink) snapshot() (map[string]int, map[string]string, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -82,17 +109,24 @@ func (s *sink) snapshot() (map[string]int, map[string]string, int) {
 	return received, data, s.refused
 }
 
-// withSink configures the operator's release with the sink until the test ends.
+func (s *sink) snapshotForeign() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.foreign
+}
+
+// withSink adds the sink to the operator's release's eventSinks until the
+// test ends, beside any sink configured there already (a leftover "e2e"
+// sink of an interrupted run excepted); then the release gets back the
+// values it had.
 func withSink(t *testing.T, s *sink) {
 	t.Helper()
-	upgrade := func(args ...string) {
-		run(t, filepath.Join(root, "bin", "helm"), append([]string{"upgrade", "kfp-tekton-operator",
-			filepath.Join(root, "config", "helm", "kfp-tekton-operator"), "--namespace", "kfp-tekton-operator", "--reuse-values",
-			"--wait", "--timeout", "180s"}, args...)...)
-		run(t, "kubectl", "rollout", "status", "-n", "kfp-tekton-operator", "deploy/kfp-tekton-operator", "--timeout=180s")
-	}
-	upgrade("--set-json", fmt.Sprintf(`eventSinks=[{"name":"e2e","url":%q}]`, s.URL))
-	t.Cleanup(func() { upgrade("--set-json", "eventSinks=[]") })
+	saved := operatorUserValues(t)
+	sinks := append(otherSinks(saved["eventSinks"]), map[string]any{"name": testSinkName, "url": s.URL})
+	js, err := json.Marshal(sinks)
+	require.NoError(t, err)
+	restoreOperatorValuesAtCleanup(t, saved)
+	upgradeOperator(t, "--reuse-values", "--set-json", "eventSinks="+string(js))
 }
 
 func pending(obj *unstructured.Unstructured) int {
@@ -101,10 +135,10 @@ func pending(obj *unstructured.Unstructured) int {
 }
 
 func TestCompletionEventsSurviveASinkOutageAndARestart(t *testing.T) {
-	s := startSink(t)
+	ns := namespace(t, "e2e-events")
+	s := startSink(t, ns)
 	s.down.Store(true)
 	withSink(t, s)
-	ns := namespace(t, "e2e-events")
 	tektonProvider(t, ns)
 	demoPipeline(t, ns, "demo-ml", "/pipeline.yaml")
 	runs := []string{"ok-1", "ok-2", "fails"}
@@ -126,7 +160,7 @@ func TestCompletionEventsSurviveASinkOutageAndARestart(t *testing.T) {
 	}
 	waitFor(t, 2*time.Minute, "the failing sink shows in a Run's condition", func() (bool, string) {
 		status, reason, msg := condition(get(t, "Run", ns, "ok-1"), "CompletionEventsDelivered")
-		return status == "False" && reason == "SinkFailing" && strings.Contains(msg, "e2e"), status + " " + reason + ": " + msg
+		return status == "False" && reason == "SinkFailing" && strings.Contains(msg, testSinkName), status + " " + reason + ": " + msg
 	})
 	for _, name := range runs {
 		assert.Equal(t, 1, pending(get(t, "Run", ns, name)), "Run %s holds its event while the sink is down", name)
@@ -162,18 +196,19 @@ func TestCompletionEventsSurviveASinkOutageAndARestart(t *testing.T) {
 }
 
 func TestProviderServicePostsACompletionThatTriggersADependant(t *testing.T) {
-	s := startSink(t)
-	withSink(t, s)
 	ns := namespace(t, "e2e-webhook")
+	s := startSink(t, ns)
+	withSink(t, s)
 	postedChain(t, ns, func(manifest string) { create(t, ns, manifest) })
 	url := eventsURL(t)
 	token := providerToken(t, ns, "kfp")
 	intruder := strings.TrimSpace(run(t, "kubectl", "create", "token", "default", "-n", ns, "--audience", "kfp-tekton-operator/"+ns+"/kfp"))
 
+	// The path train:model:0[pushed == 1] takes the first model (kfp-operator picks by index, then filters).
 	event := fmt.Sprintf(`{"status":"succeeded","pipelineName":"%[1]s/demo-ml","runConfigurationName":"%[1]s/examples",
 "runId":"vertex-run-42","runStartTime":"2026-12-03T10:00:00Z","runEndTime":"2026-12-03T10:20:00Z","servingModelArtifacts":[],
 "pipelineComponents":[{"name":"train","componentArtifacts":[{"name":"model","artifacts":[
-{"uri":"gs://models/candidate","metadata":{"pushed":0}},{"uri":"gs://models/pushed-42","metadata":{"pushed":1}}]}]}],
+{"uri":"gs://models/pushed-42","metadata":{"pushed":1}},{"uri":"gs://models/candidate","metadata":{"pushed":0}}]}]}],
 "provider":"%[1]s/kfp"}`, ns)
 	post := func(bearer string) (int, string) { return postEvent(t, url, bearer, event) }
 	code, msg := post(intruder)

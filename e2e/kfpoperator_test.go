@@ -99,10 +99,15 @@ func TestKfpOperatorServiceIDsAndEarlyCompletions(t *testing.T) {
 	// A Run by hand: its completion carries another id, and came before the create's was recorded.
 	create(t, ns, "kind: Run\nmetadata: {name: one-off}\nspec: {provider: kfp, pipeline: examples-pipeline, experimentName: penguins}\n")
 	run := completed(t, ns, "one-off")
-	created, _, _ := unstructured.NestedString(run.Object, "status", "provider", "id")
-	assert.Equal(t, ns+"-one-off", created, "the create's answer is the Run's backend id")
 	_, msg := completionState(run)
-	assert.Contains(t, msg, "(created as "+ns+"-one-off)", "completed by a run id that is not the create's")
+	assert.Contains(t, msg, "backend run "+ns+"-one-off-", "completed by the completion's run id, not the create's")
+	// The create's answer is recorded after the completion it came later than.
+	waitFor(t, time.Minute, "the create's answer recorded as the Run's backend id", func() (bool, string) {
+		created, _, _ := unstructured.NestedString(get(t, "Run", ns, "one-off").Object, "status", "provider", "id")
+		return created == ns+"-one-off", created
+	})
+	state, _ := completionState(get(t, "Run", ns, "one-off"))
+	assert.Equal(t, "Succeeded", state, "recording the create's id keeps the completion")
 	log := serviceLog(t, ns)
 	assert.Contains(t, log, `"outcome":"delivered"`, "the service's single post was taken")
 	assert.NotContains(t, log, `"status":409`, "no completion was refused as early")

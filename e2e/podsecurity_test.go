@@ -24,8 +24,12 @@ import (
 func TestPodSecurityNeedsTektonSecurityContext(t *testing.T) {
 	ns := namespace(t, "e2e-podsecurity")
 	installProvider(t, ns, "kfp")
+	// Tekton's flag is the cluster's: whatever else runs in a `restricted`
+	// namespace (make demo's team-a) has its pods refused until it is back
+	// to what it was.
+	was := securityContextFlag(t)
 	setFlag(t, "false")
-	t.Cleanup(func() { setFlag(t, "true") })
+	t.Cleanup(func() { setFlag(t, was) })
 
 	refused := taskRun(t, ns, "flag-off")
 	waitFor(t, 2*time.Minute, "the TaskRun refused by Pod Security", func() (bool, string) {
@@ -51,15 +55,33 @@ func TestPodSecurityNeedsTektonSecurityContext(t *testing.T) {
 	waitFor(t, time.Minute, "Provider Ready again", func() (bool, string) { return readyIs(get(t, "Provider", ns, "kfp"), "True") })
 }
 
+var featureFlags = client.ObjectKey{Namespace: "tekton-pipelines", Name: "feature-flags"}
+
+// securityContextFlag is Tekton's set-security-context flag as it is set ("" unset).
+func securityContextFlag(t *testing.T) string {
+	t.Helper()
+	cm := &corev1.ConfigMap{}
+	if err := cl.Get(context.Background(), featureFlags, cm); err != nil {
+		t.Fatal(err)
+	}
+	return cm.Data["set-security-context"]
+}
+
+// setFlag sets Tekton's set-security-context flag ("": unset).
 func setFlag(t *testing.T, value string) {
 	t.Helper()
 	cm := &corev1.ConfigMap{}
-	key := client.ObjectKey{Namespace: "tekton-pipelines", Name: "feature-flags"}
-	if err := cl.Get(context.Background(), key, cm); err != nil {
+	if err := cl.Get(context.Background(), featureFlags, cm); err != nil {
 		t.Fatal(err)
 	}
 	base := cm.DeepCopy()
+	if cm.Data == nil {
+		cm.Data = map[string]string{}
+	}
 	cm.Data["set-security-context"] = value
+	if value == "" {
+		delete(cm.Data, "set-security-context")
+	}
 	if err := cl.Patch(context.Background(), cm, client.MergeFrom(base)); err != nil {
 		t.Fatal(err)
 	}

@@ -273,8 +273,9 @@ func TestRunConfigurationChain(t *testing.T) {
 		run(t, "kubectl", "--kubeconfig", filepath.Join(root, "bin", "kubeconfig"), "scale", "deployment/kfp-tekton-operator",
 			"-n", "kfp-tekton-operator", "--replicas="+replicas)
 	}
+	replicas := operatorReplicas(t) // the chart's 2, unless someone changed it
 	scale("0")
-	t.Cleanup(func() { scale("2") })
+	t.Cleanup(func() { scale(replicas) })
 	var first tektonv1.PipelineRun
 	waitFor(t, 4*time.Minute, "examples' first scheduled run succeeded while the operator is down", func() (bool, string) {
 		var l tektonv1.PipelineRunList
@@ -287,7 +288,7 @@ func TestRunConfigurationChain(t *testing.T) {
 		}
 		return false, fmt.Sprintf("%d runs, none succeeded", len(l.Items))
 	})
-	scale("2")
+	scale(replicas)
 
 	var location string
 	waitFor(t, 3*time.Minute, "examples records its latest succeeded run", func() (bool, string) {

@@ -152,9 +152,9 @@ func TestTenantRunsDoNotTakeAnotherProvidersRoom(t *testing.T) {
 // with a latest run of its making; the provider service's real completion
 // still does both.
 func TestTenantCannotForgeCompletionsOrDependencies(t *testing.T) {
-	s := startSink(t)
-	withSink(t, s)
 	ns := namespace(t, "e2e-forge")
+	s := startSink(t, ns)
+	withSink(t, s)
 	tc := tenantClient(t, ns)
 	postedChain(t, ns, func(manifest string) { tenantCreate(t, tc, ns, manifest) })
 	waitFor(t, 3*time.Minute, "report synchronised", func() (bool, string) { return synchronised(get(t, "RunConfiguration", ns, "report")) })
@@ -168,7 +168,7 @@ func TestTenantCannotForgeCompletionsOrDependencies(t *testing.T) {
 	}
 	forgedData := fmt.Sprintf(`{"status":"succeeded","runId":"forged-event","provider":"%s/kfp","servingModelArtifacts":[{"name":"m","location":"s3://attacker/m"}]}`, ns)
 	tenantWritesStatus(t, tc, "RunConfiguration", ns, "examples", fmt.Sprintf(
-		`{"completionEvents":{"pending":[{"id":"forged-event","source":"%s/kfp","time":%q,"data":%q,"sinks":["e2e"]}]}}`, ns, now, forgedData))
+		`{"completionEvents":{"pending":[{"id":"forged-event","source":"%s/kfp","time":%q,"data":%q,"sinks":[%q]}]}}`, ns, now, forgedData, testSinkName))
 	waitFor(t, 2*time.Minute, "the forged event dropped", func() (bool, string) {
 		return pending(get(t, "RunConfiguration", ns, "examples")) == 0, "still pending"
 	})

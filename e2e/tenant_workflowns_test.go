@@ -166,7 +166,7 @@ func TestWorkflowNamespacePipelineServiceAccountMustBeMarked(t *testing.T) {
 	markWorkflowAccount(t, workflows, "kfp-provider", tenantProvider)
 	markWorkflowAccount(t, workflows, "kfp-pipeline-runner", tenantProvider)
 	markWorkflowAccount(t, workflows, "team-b-runner", "e2e-team-b/kfp")
-	operatorValues(t, "workflowNamespace="+workflows, "workflowNamespace=")
+	operatorValues(t, "workflowNamespace="+workflows)
 
 	create(t, tenant, fmt.Sprintf(`
 kind: Provider

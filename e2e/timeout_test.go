@@ -4,30 +4,16 @@ package e2e
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
 
-// operatorValues upgrades the operator's release with set (helm --set
-// values) until the test ends, then restores the values it had.
-func operatorValues(t *testing.T, set, restore string) {
-	t.Helper()
-	upgrade := func(value string) {
-		run(t, filepath.Join(root, "bin", "helm"), "upgrade", "kfp-tekton-operator", filepath.Join(root, "config", "helm", "kfp-tekton-operator"),
-			"--namespace", "kfp-tekton-operator", "--reuse-values", "--set", value, "--wait", "--timeout", "180s")
-		run(t, "kubectl", "rollout", "status", "-n", "kfp-tekton-operator", "deploy/kfp-tekton-operator", "--timeout=180s")
-	}
-	upgrade(set)
-	t.Cleanup(func() { upgrade(restore) })
-}
-
 // TestOperationTimeoutIsAFailedAttempt: a provider that never answers is
 // stopped by Tekton at the operation timeout, which the resource reports
 // as a failed attempt, and the next attempt runs once the provider is fixed.
 func TestOperationTimeoutIsAFailedAttempt(t *testing.T) {
-	operatorValues(t, "operationTimeout=30s", "operationTimeout=15m")
+	operatorValues(t, "operationTimeout=30s")
 	ns := namespace(t, "e2e-timeout")
 	installProvider(t, ns, "kfp")
 	provider(t, ns, "hanging", images["FIXTURE_PROVIDER_IMAGE"], `{"Experiment/slow": {"sleep": "10m"}}`)

@@ -2,10 +2,11 @@
 // throughput on the local cluster (issue #14, item 3), with kwok's fake node
 // beside the real one so thousands of PipelineRuns can complete:
 //
-//  1. kwok (bin/kwok) manages one fake node; Tekton's default pod template
-//     steers TaskRun pods there for the run (restored afterwards), and kwok's
-//     stages (kwok-stages.yaml) end each pod at once with the results the
-//     shared Tasks' report step would write;
+//  1. kwok (bin/kwok) manages one fake node; a mutating webhook the bench
+//     serves for its own namespace only (steer.go) steers its TaskRun pods
+//     there, so whatever else runs on the cluster (make demo) keeps the real
+//     node, and kwok's stages (kwok-stages.yaml) end each pod at once with
+//     the results the shared Tasks' report step would write;
 //  2. direct: N copies of an operator-made experiment-create PipelineRun
 //     created with the bench's client, without the operation timeout (a
 //     burst keeps Tekton's own queue long enough to time runs out, and this
@@ -27,7 +28,6 @@ import (
 	"context"
 	"crypto/tls"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -141,11 +141,17 @@ func run(ctx context.Context, n int, skipDirect bool, limit time.Duration, keep 
 		return err
 	}
 	defer stopKwok()
-	restore, err := b.steerTaskRunPods(ctx)
+	if err := b.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: b.ns, Labels: map[string]string{"scale-bench": "true"}}}); err != nil {
+		return err
+	}
+	if !keep {
+		defer b.cleanUp()
+	}
+	stopSteering, err := b.steerTaskRunPods(ctx)
 	if err != nil {
 		return err
 	}
-	defer restore()
+	defer stopSteering()
 	untune, err := b.tuneTekton(ctx, tuning)
 	if err != nil {
 		return err
@@ -153,9 +159,6 @@ func run(ctx context.Context, n int, skipDirect bool, limit time.Duration, keep 
 	defer untune()
 	if err := b.provider(ctx, root, images["FIXTURE_PROVIDER_IMAGE"]); err != nil {
 		return err
-	}
-	if !keep {
-		defer b.cleanUp()
 	}
 	if b.cache, err = cache.New(cfg, cache.Options{Scheme: scheme.New(),
 		DefaultNamespaces: map[string]cache.Config{b.ns: {}}}); err != nil {
@@ -322,62 +325,6 @@ func (b *bench) startFakeNode(ctx context.Context, root string) (func(), error) 
 	return stop, nil
 }
 
-// steerTaskRunPods sets Tekton's default pod template so TaskRun pods go to
-// the fake node, and returns what restores the previous one. The previous
-// one is kept in an annotation too, so a run killed before restoring is
-// undone by the next.
-func (b *bench) steerTaskRunPods(ctx context.Context) (func(), error) {
-	defaults := &corev1.ConfigMap{}
-	key := client.ObjectKey{Namespace: tektonNamespace, Name: "config-defaults"}
-	if err := b.c.Get(ctx, key, defaults); err != nil {
-		return nil, err
-	}
-	previous := defaults.Data[defaultPodTemplate] // "": none
-	if saved, ok := defaults.Annotations[savedPodTemplate]; ok {
-		previous = saved // left by a run that did not finish
-	}
-	template, err := json.Marshal(map[string]any{
-		"nodeSelector": map[string]string{fakeNodeLabel: "true"},
-		"tolerations":  []corev1.Toleration{{Key: fakeNodeLabel, Operator: corev1.TolerationOpEqual, Value: "true", Effect: corev1.TaintEffectNoSchedule}},
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := b.patchDefaults(ctx, string(template), previous); err != nil {
-		return nil, err
-	}
-	// Tekton's controller reads config-defaults through a ConfigMap watch.
-	time.Sleep(3 * time.Second)
-	return func() {
-		var value any // null removes the key
-		if previous != "" {
-			value = previous
-		}
-		if err := b.patchDefaults(context.Background(), value, nil); err != nil {
-			fmt.Fprintln(os.Stderr, "scale-bench: restoring Tekton's default pod template:", err)
-		}
-	}, nil
-}
-
-const (
-	defaultPodTemplate = "default-pod-template"
-	savedPodTemplate   = "kfp-tekton.bench/saved-default-pod-template"
-)
-
-// patchDefaults sets Tekton's default pod template and the annotation
-// holding the one to restore (nil removes either).
-func (b *bench) patchDefaults(ctx context.Context, template, saved any) error {
-	patch, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{"annotations": map[string]any{savedPodTemplate: saved}},
-		"data":     map[string]any{defaultPodTemplate: template},
-	})
-	if err != nil {
-		return err
-	}
-	return b.c.Patch(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: tektonNamespace, Name: "config-defaults"}},
-		client.RawPatch("application/merge-patch+json", patch))
-}
-
 // tektonTuning is Tekton's controller's own performance settings
 // (-kube-api-qps, -kube-api-burst, -threads-per-controller).
 type tektonTuning struct{ qps, threads int }
@@ -443,11 +390,8 @@ func (b *bench) tuneTekton(ctx context.Context, t tektonTuning) (func(), error) 
 	}, nil
 }
 
-// provider installs a Provider with the provider chart into a new namespace.
+// provider installs a Provider with the provider chart into the bench's namespace.
 func (b *bench) provider(ctx context.Context, root, image string) error {
-	if err := b.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: b.ns, Labels: map[string]string{"scale-bench": "true"}}}); err != nil {
-		return err
-	}
 	out, err := exec.CommandContext(ctx, filepath.Join(root, "bin", "helm"), "install", "kfp", filepath.Join(root, "config", "helm", "kfp-tekton-provider"),
 		"--kubeconfig", filepath.Join(root, "bin", "kubeconfig"), "--namespace", b.ns,
 		"--set", "provider.name=kfp", "--set", "provider.image="+image).CombinedOutput()
