@@ -3,7 +3,8 @@
 // and turns what the provider left behind into the Task's results. It ships
 // in the operator's image and needs no shell, so steps stay distroless. It is
 // also the launcher of compiled KFP pipelines (package kfpir): their prepare
-// step runs its mkdir. For a Provider with spec.serviceImage it is the
+// step runs its mkdir, and a task under KFP's executor protocol runs its
+// launch (the component's container wrapped: internal/launcher). For a Provider with spec.serviceImage it is the
 // provider step itself, calling the provider service (service.go), and the
 // events relay beside the service (relay.go).
 //
@@ -12,6 +13,7 @@
 //	kfp-task stage --from FILE --to FILE [--replace] (--digest sha256:HEX | --digest-result FILE)
 //	kfp-task report --output /kfp/output.json --exit-code FILE --id-result FILE --error-result FILE
 //	kfp-task mkdir DIR...
+//	kfp-task launch --spec JSON --output-uri URI --output-dir DIR [--param N=TEXT] [--artifact N=URI] [--result N=PATH] ...
 //	kfp-task KIND OPERATION --provider-config F --resource F --output F [--pipeline-definition F]
 //	kfp-task relay-events --listen 127.0.0.1:8099 --to URL --token-file FILE [--ca-file FILE]
 package main
@@ -23,6 +25,9 @@ import (
 
 func main() {
 	if err := run(os.Args[1:], os.Getenv); err != nil {
+		if exit, ok := err.(exitError); ok {
+			os.Exit(exit.code) // the component's own failure, already on its stderr
+		}
 		fmt.Fprintln(os.Stderr, "kfp-task:", err)
 		os.Exit(1)
 	}

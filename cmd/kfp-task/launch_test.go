@@ -1,0 +1,129 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/launcher"
+)
+
+// TestMain lets the test binary stand in for a component: with
+// KFP_TASK_TEST_EXECUTOR set, it is a Python function component's executor
+// as KFP's SDK behaves (fixture): it reads --executor_input, adds the
+// parameters a and b, writes the sum and the model artifact's metadata to
+// the executor output file, and the model's bytes to the artifact's path.
+func TestMain(m *testing.M) {
+	if os.Getenv("KFP_TASK_TEST_EXECUTOR") != "" {
+		if err := fakeExecutor(os.Args[1:]); err != nil {
+			fmt.Fprintln(os.Stderr, "executor:", err)
+			os.Exit(3)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func fakeExecutor(args []string) error {
+	if len(args) != 4 || args[0] != "--executor_input" || args[2] != "--function_to_execute" {
+		return fmt.Errorf("arguments %q", args)
+	}
+	if args[3] == "fail" {
+		return fmt.Errorf("the component failed")
+	}
+	var in struct {
+		Inputs struct {
+			ParameterValues map[string]any `json:"parameterValues"`
+			Artifacts       map[string]struct {
+				Artifacts []struct{ URI string } `json:"artifacts"`
+			} `json:"artifacts"`
+		} `json:"inputs"`
+		Outputs struct {
+			Artifacts map[string]struct {
+				Artifacts []struct{ URI string } `json:"artifacts"`
+			} `json:"artifacts"`
+			OutputFile string `json:"outputFile"`
+		} `json:"outputs"`
+	}
+	if err := json.Unmarshal([]byte(args[1]), &in); err != nil {
+		return err
+	}
+	a, _ := in.Inputs.ParameterValues["a"].(float64)
+	b, _ := in.Inputs.ParameterValues["b"].(float64)
+	data, err := os.ReadFile(in.Inputs.Artifacts["data"].Artifacts[0].URI[len("file://"):])
+	if err != nil {
+		return err
+	}
+	model := in.Outputs.Artifacts["model"].Artifacts[0].URI[len("file://"):]
+	if err := os.WriteFile(model, append([]byte("model of "), data...), 0o644); err != nil {
+		return err
+	}
+	out := fmt.Sprintf(`{"parameterValues": {"Output": %s}, "artifacts": {"model": {"artifacts": [{"metadata": {"pushed": 1}}]}}}`,
+		strconv.FormatFloat(a+b, 'g', -1, 64))
+	return os.WriteFile(in.Outputs.OutputFile, []byte(out), 0o644)
+}
+
+func TestLaunchRunsAComponentUnderTheExecutorProtocol(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	t.Setenv("KFP_TASK_TEST_EXECUTOR", "1")
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "data.csv"), []byte("1,2,3"), 0o644))
+	spec := func(function string) string {
+		s := launcher.Spec{
+			Task: "add",
+			Inputs: launcher.Inputs{
+				Parameters: map[string]launcher.Parameter{"a": {Type: launcher.TypeDouble}, "b": {Type: launcher.TypeDouble, Default: json.RawMessage("1")}},
+				Artifacts:  map[string]launcher.Artifact{"data": {SchemaTitle: "system.Dataset"}},
+			},
+			Outputs: launcher.Outputs{
+				Parameters: map[string]launcher.Parameter{"Output": {Type: launcher.TypeDouble}},
+				Artifacts:  map[string]launcher.Artifact{"model": {SchemaTitle: "system.Model"}},
+			},
+			Command: []string{self},
+			Args:    []string{"--executor_input", "{{$}}", "--function_to_execute", function},
+		}
+		data, err := json.Marshal(s)
+		require.NoError(t, err)
+		return string(data)
+	}
+	args := func(function string) []string {
+		return []string{"--spec", spec(function), "--param", "a=1.5",
+			"--artifact", "data=file://" + filepath.Join(dir, "data.csv"), "--artifact-metadata", `data={"rows": 3}`,
+			"--output-uri", "file://" + filepath.Join(dir, "run-1", "add"), "--output-dir", filepath.Join(dir, "outputs"),
+			"--result", "Output=" + filepath.Join(dir, "result-Output"), "--artifact-result", "model=" + filepath.Join(dir, "result-model"),
+			"--job-name", "run-1"}
+	}
+
+	require.NoError(t, launch(args("add")))
+	sum, err := os.ReadFile(filepath.Join(dir, "result-Output"))
+	require.NoError(t, err)
+	assert.Equal(t, "2.5", string(sum), "a from --param, b its default, the sum from executor_output.json")
+	model, err := os.ReadFile(filepath.Join(dir, "result-model"))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"uri": "file://`+filepath.Join(dir, "run-1", "add", "model")+`", "metadata": {"pushed": 1}}`, string(model))
+	bytes, err := os.ReadFile(filepath.Join(dir, "run-1", "add", "model"))
+	require.NoError(t, err)
+	assert.Equal(t, "model of 1,2,3", string(bytes), "the input artifact read, the output artifact written where its URI says")
+
+	err = launch(args("fail"))
+	assert.Equal(t, exitError{3}, err, "the component's exit code is the step's")
+
+	bad := append(args("add"), "--artifact", "other=s3://bucket/x")
+	bad[len(bad)-1] = "data=s3://bucket/x" // replaces nothing: a second --artifact data is refused
+	err = launch(bad)
+	assert.ErrorContains(t, err, `"data" given twice`)
+	s3 := args("add")
+	s3[5] = "data=s3://bucket/data.csv"
+	err = launch(s3)
+	assert.ErrorContains(t, err, `input artifact "data" at s3://bucket/data.csv: only file:/// artifacts are supported by the launcher yet`)
+	missing := args("add")[:2]
+	err = launch(append(missing, "--output-dir", dir))
+	assert.ErrorContains(t, err, `input parameter "a" has no value and no default`)
+}
