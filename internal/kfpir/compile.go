@@ -471,6 +471,9 @@ func (c *compiler) task(name string, t *TaskSpec) (tektonv1.PipelineTask, error)
 	ts := tektonv1.TaskSpec{
 		Workspaces: []tektonv1.WorkspaceDeclaration{{Name: ArtifactsWorkspace, MountPath: c.rootPath}},
 	}
+	launch := needsLauncher(exec)
+	launched := launchedTask{name: name, tektonName: c.taskNames[name], params: map[string]string{},
+		inURIs: map[string]string{}, results: c.results[name]}
 	for _, key := range sortedKeys(in.Parameters) {
 		ps, err := paramSpec(local[key], in.Parameters[key])
 		if err != nil {
@@ -481,12 +484,22 @@ func (c *compiler) task(name string, t *TaskSpec) (tektonv1.PipelineTask, error)
 			}
 			return pt, fmt.Errorf("task %q: input parameter %q: %w", name, key, err)
 		}
-		ts.Params = append(ts.Params, ps)
-		if v, ok := bound[key]; ok {
+		v, given := bound[key]
+		switch {
+		case launch && !given:
+			// The launcher applies the default, or leaves an optional input
+			// absent, as KFP does.
+			if ps.Default == nil && !in.Parameters[key].IsOptional {
+				return pt, fmt.Errorf("task %q: input parameter %q has no value and no default", name, key)
+			}
+			continue
+		case given:
 			pt.Params = append(pt.Params, tektonv1.Param{Name: local[key], Value: *tektonv1.NewStructuredValues(v)})
-		} else if ps.Default == nil {
+		case ps.Default == nil:
 			return pt, fmt.Errorf("task %q: input parameter %q has no value and no default", name, key)
 		}
+		ts.Params = append(ts.Params, ps)
+		launched.params[key] = local[key]
 	}
 	for _, key := range sortedKeys(bound) {
 		if _, ok := in.Parameters[key]; !ok && !conditionUses(t, key) {
@@ -543,11 +556,30 @@ func (c *compiler) task(name string, t *TaskSpec) (tektonv1.PipelineTask, error)
 	if exec.Image == "" {
 		return pt, fmt.Errorf("task %q: executor of component %q has no image", name, t.ComponentRef.Name)
 	}
-	if main.Command, err = ph.resolveAll(exec.Command); err != nil {
-		return pt, err
-	}
-	if main.Args, err = ph.resolveAll(exec.Args); err != nil {
-		return pt, err
+	var prepare []tektonv1.Step
+	if launch {
+		if launched.spec, err = launcherSpec(name, comp, exec); err != nil {
+			return pt, err
+		}
+		for _, key := range sortedKeys(out.Artifacts) {
+			if c.artifacts[name][key] != key {
+				return pt, unsupported(name, "output artifact name that is not a Tekton name", "artifact %q (under KFP's executor protocol)", key)
+			}
+		}
+		launched.inURIs = ph.inURI
+		steps, volumes, err := c.launchSteps(launched, exec)
+		if err != nil {
+			return pt, err
+		}
+		prepare, main.Command, main.Args, main.VolumeMounts = steps[:1], steps[1].Command, steps[1].Args, steps[1].VolumeMounts
+		ts.Volumes = volumes
+	} else {
+		if main.Command, err = ph.resolveAll(exec.Command); err != nil {
+			return pt, err
+		}
+		if main.Args, err = ph.resolveAll(exec.Args); err != nil {
+			return pt, err
+		}
 	}
 	for _, e := range exec.Env {
 		if strings.Contains(e.Value, "{{$") {
@@ -558,7 +590,9 @@ func (c *compiler) task(name string, t *TaskSpec) (tektonv1.PipelineTask, error)
 	if main.ComputeResources, err = computeResources(name, exec.Resources); err != nil {
 		return pt, err
 	}
-	if len(out.Artifacts) > 0 {
+	if launch {
+		ts.Steps = append(ts.Steps, prepare...)
+	} else if len(out.Artifacts) > 0 {
 		if c.opts.LauncherImage == "" {
 			return pt, fmt.Errorf("task %q has output artifacts: Options.LauncherImage (an image with %s) is required", name, LauncherPath)
 		}

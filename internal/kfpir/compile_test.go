@@ -19,7 +19,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-const launcher = "registry.example/kfp-tekton-operator:v1"
+const launcherImage = "registry.example/kfp-tekton-operator:v1"
 
 func load(t *testing.T, file string) *PipelineSpec {
 	t.Helper()
@@ -73,7 +73,7 @@ func step(t *testing.T, pt tektonv1.PipelineTask, name string) tektonv1.Step {
 
 func TestCompileDemoGolden(t *testing.T) {
 	p := compileValid(t, load(t, "demo.yaml"), Options{
-		Name: "demo-ml-v1", Namespace: "team-a", LauncherImage: launcher,
+		Name: "demo-ml-v1", Namespace: "team-a", LauncherImage: launcherImage,
 		Labels: map[string]string{"pipelines.kubeflow.org/pipeline": "demo-ml"},
 	})
 	out, err := yaml.Marshal(p)
@@ -88,7 +88,7 @@ func TestCompileDemoGolden(t *testing.T) {
 }
 
 func TestCompileDemo(t *testing.T) {
-	p := compileValid(t, load(t, "demo.yaml"), Options{Name: "demo", LauncherImage: launcher})
+	p := compileValid(t, load(t, "demo.yaml"), Options{Name: "demo", LauncherImage: launcherImage})
 	assert.Equal(t, "demo-ml", p.Spec.DisplayName)
 	require.Len(t, p.Spec.Params, 2)
 	assert.Equal(t, "0.1", p.Spec.Params[0].Default.StringVal)
@@ -104,7 +104,7 @@ func TestCompileDemo(t *testing.T) {
 	assert.Empty(t, gen.RunAfter)
 
 	prep := step(t, gen, PrepareStep)
-	assert.Equal(t, launcher, prep.Image)
+	assert.Equal(t, launcherImage, prep.Image)
 	assert.Equal(t, []string{LauncherPath}, prep.Command)
 	assert.Equal(t, []string{"mkdir", "$(workspaces.artifacts.path)/$(context.pipelineRun.name)/generate"}, prep.Args)
 	assert.Equal(t, PrepareStep, gen.TaskSpec.Steps[0].Name, "prepare runs first")
@@ -131,7 +131,7 @@ func TestCompileDemo(t *testing.T) {
 }
 
 func TestCompileFeatures(t *testing.T) {
-	p := compileValid(t, load(t, "features.yaml"), Options{Name: "features", LauncherImage: launcher})
+	p := compileValid(t, load(t, "features.yaml"), Options{Name: "features", LauncherImage: launcherImage})
 	odd := taskNames.sanitise("Odd Names_Task")
 	lr := paramNames.sanitise("learning.rate")
 	lives := paramNames.sanitise("9lives")
@@ -222,29 +222,29 @@ func TestCompileFeatures(t *testing.T) {
 
 func TestCompileOptions(t *testing.T) {
 	spec := load(t, "demo.yaml")
-	p := compileValid(t, spec, Options{Name: "x", LauncherImage: launcher, PipelineRoot: "file:///data/roots/"})
+	p := compileValid(t, spec, Options{Name: "x", LauncherImage: launcherImage, PipelineRoot: "file:///data/roots/"})
 	assert.Equal(t, "/data/roots", p.Spec.Tasks[0].TaskSpec.Workspaces[0].MountPath)
 	assert.Contains(t, step(t, taskByName(t, p, "train"), MainStep).Args, "file:///data/roots/$(context.pipelineRun.name)/train/model")
 
 	_, err := Compile(spec, Options{Name: "x"})
-	assert.ErrorContains(t, err, "LauncherImage", "output artifacts need the launcher")
-	_, err = Compile(spec, Options{LauncherImage: launcher})
+	assert.ErrorContains(t, err, "LauncherImage", "output artifacts need the launcherImage")
+	_, err = Compile(spec, Options{LauncherImage: launcherImage})
 	assert.ErrorContains(t, err, "Name is required")
 }
 
 func TestCompileSizeLimit(t *testing.T) {
 	spec := load(t, "demo.yaml")
-	p := compileValid(t, spec, Options{Name: "x", LauncherImage: launcher})
+	p := compileValid(t, spec, Options{Name: "x", LauncherImage: launcherImage})
 	b, err := json.Marshal(p)
 	require.NoError(t, err)
-	_, err = Compile(spec, Options{Name: "x", LauncherImage: launcher, MaxBytes: len(b) - 1})
+	_, err = Compile(spec, Options{Name: "x", LauncherImage: launcherImage, MaxBytes: len(b) - 1})
 	assert.ErrorContains(t, err, "above the limit")
-	_, err = Compile(spec, Options{Name: "x", LauncherImage: launcher, MaxBytes: len(b)})
+	_, err = Compile(spec, Options{Name: "x", LauncherImage: launcherImage, MaxBytes: len(b)})
 	assert.NoError(t, err)
 
 	big := load(t, "demo.yaml")
 	big.DeploymentSpec.Executors["exec-train"].Container.Args = append(big.DeploymentSpec.Executors["exec-train"].Container.Args, strings.Repeat("x", DefaultMaxBytes))
-	_, err = Compile(big, Options{Name: "x", LauncherImage: launcher})
+	_, err = Compile(big, Options{Name: "x", LauncherImage: launcherImage})
 	assert.ErrorContains(t, err, "etcd")
 }
 
@@ -255,7 +255,7 @@ func TestCompileTaskNameCollision(t *testing.T) {
 		copied := *dag.Tasks["generate"]
 		dag.Tasks[name] = &copied
 	}
-	p := compileValid(t, spec, Options{Name: "x", LauncherImage: launcher})
+	p := compileValid(t, spec, Options{Name: "x", LauncherImage: launcherImage})
 	seen := map[string]bool{}
 	for _, pt := range p.Spec.Tasks {
 		assert.False(t, seen[pt.Name], "duplicate %s", pt.Name)
@@ -298,7 +298,7 @@ func TestCompileErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := load(t, "demo.yaml")
 			tc.mutate(spec)
-			_, err := Compile(spec, Options{Name: "x", LauncherImage: launcher})
+			_, err := Compile(spec, Options{Name: "x", LauncherImage: launcherImage})
 			assert.ErrorContains(t, err, tc.want)
 		})
 	}
@@ -402,21 +402,12 @@ func TestCompileRefusesUnsupportedFeatures(t *testing.T) {
 		{name: "condition on an unbound input", mutate: func(s *PipelineSpec) {
 			s.Root.DAG.Tasks["train"].TriggerPolicy = &TriggerPolicy{Condition: "inputs.parameter_values['nope'] == 'x'"}
 		}, feature: "unbound input", task: "train"},
-		{name: "executor input placeholder", mutate: func(s *PipelineSpec) {
-			s.DeploymentSpec.Executors["exec-train"].Container.Args = []string{"--executor_input", "{{$}}"}
-		}, feature: "executor input", task: "train"},
 		{name: "unknown placeholder", mutate: func(s *PipelineSpec) {
 			s.DeploymentSpec.Executors["exec-train"].Container.Args = []string{"{{$.pipeline_job_create_time_utc}}"}
-		}, feature: "placeholder {{$.pipeline_job_create_time_utc}}", task: "train"},
-		{name: "artifact metadata placeholder", mutate: func(s *PipelineSpec) {
-			s.DeploymentSpec.Executors["exec-train"].Container.Args = []string{"{{$.outputs.artifacts['model'].metadata}}"}
 		}, feature: "placeholder", task: "train"},
-		{name: "Concat placeholder", mutate: func(s *PipelineSpec) {
-			s.DeploymentSpec.Executors["exec-train"].Container.Args = []string{`{"Concat": ["a", "{{$.inputs.parameters['rows']}}"]}`}
-		}, feature: "Concat placeholder", task: "train"},
-		{name: "IfPresent placeholder", mutate: func(s *PipelineSpec) {
-			s.DeploymentSpec.Executors["exec-train"].Container.Command = []string{`{"IfPresent": {"InputName": "rows", "Then": ["--rows"]}}`}
-		}, feature: "IfPresent placeholder", task: "train"},
+		{name: "json_escape placeholder", mutate: func(s *PipelineSpec) {
+			s.DeploymentSpec.Executors["exec-train"].Container.Args = []string{"{{$.inputs.parameters['rows'].json_escape[0]}}"}
+		}, feature: "placeholder", task: "train"},
 		{name: "placeholder in env", mutate: func(s *PipelineSpec) {
 			s.DeploymentSpec.Executors["exec-train"].Container.Env[0].Value = "{{$.inputs.parameters['rows']}}"
 		}, feature: "environment variable", task: "train"},
@@ -441,7 +432,7 @@ func TestCompileRefusesUnsupportedFeatures(t *testing.T) {
 			if tc.mutate != nil {
 				tc.mutate(spec)
 			}
-			opts := Options{Name: "x", LauncherImage: launcher}
+			opts := Options{Name: "x", LauncherImage: launcherImage}
 			if tc.opts != nil {
 				tc.opts(&opts)
 			}
@@ -467,15 +458,83 @@ func TestCompileRefusesSDKShapes(t *testing.T) {
 		{"refused/exit_handler.yaml", "exit task (dsl.ExitHandler)", "cleanup"},
 		{"refused/loop.yaml", "loop (dsl.ParallelFor", "for-loop-2"},
 		{"refused/importer.yaml", "importer", "importer"},
-		{"refused/python_function.yaml", "executor input", "add"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
-			_, err := Compile(load(t, tc.file), Options{Name: "x", LauncherImage: launcher})
+			_, err := Compile(load(t, tc.file), Options{Name: "x", LauncherImage: launcherImage})
 			var ue *UnsupportedError
 			require.True(t, errors.As(err, &ue), "want an UnsupportedError, got %v", err)
 			assert.Contains(t, ue.Feature, tc.feature)
 			assert.Equal(t, tc.task, ue.Task)
 		})
+	}
+}
+
+// TestPythonFunctionComponentsRunUnderTheLauncher compiles components as
+// the KFP SDK writes them ({{$}}, Concat, IfPresent): each runs its
+// container through the launcher, which the prepare step installs, with
+// its unresolved command and interface in --spec, and only the inputs
+// that have a value as --param.
+func TestPythonFunctionComponentsRunUnderTheLauncher(t *testing.T) {
+	p := compileValid(t, load(t, "python_function.yaml"), Options{Name: "x", LauncherImage: launcherImage})
+	tasks := map[string]tektonv1.PipelineTask{}
+	for _, pt := range p.Spec.Tasks {
+		tasks[pt.Name] = pt
+	}
+	require.Len(t, tasks, 4)
+	for name, image := range map[string]string{"add": "python:3.12", "report": "python:3.12", "save": "python:3.12", "echo": "alpine:3.20"} {
+		ts := tasks[name].TaskSpec.TaskSpec
+		require.Len(t, ts.Steps, 2, name)
+		prepare, main := ts.Steps[0], ts.Steps[1]
+		assert.Equal(t, launcherImage, prepare.Image)
+		assert.Equal(t, []string{LauncherPath, "install", "/kfp-launcher/kfp-task"}, append(prepare.Command, prepare.Args...), name)
+		assert.Equal(t, image, main.Image, name)
+		assert.Equal(t, []string{"/kfp-launcher/kfp-task"}, main.Command, name)
+		assert.Equal(t, "launch", main.Args[0])
+		require.Len(t, ts.Volumes, 1)
+		assert.NotNil(t, ts.Volumes[0].EmptyDir)
+		for _, s := range ts.Steps {
+			assert.Equal(t, LauncherDir, s.VolumeMounts[0].MountPath)
+		}
+	}
+
+	args := func(name string) map[string][]string {
+		out := map[string][]string{}
+		a := tasks[name].TaskSpec.TaskSpec.Steps[1].Args[1:]
+		for i := 0; i+1 < len(a); i += 2 {
+			out[a[i]] = append(out[a[i]], a[i+1])
+		}
+		return out
+	}
+	add := args("add")
+	var spec struct {
+		Task    string
+		Command []string
+		Args    []string
+		Inputs  struct{ Parameters map[string]struct{ Type string } }
+	}
+	require.NoError(t, json.Unmarshal([]byte(add["--spec"][0]), &spec))
+	assert.Equal(t, "add", spec.Task)
+	assert.Equal(t, []string{"--executor_input", "{{$}}", "--function_to_execute", "add"}, spec.Args, "the arguments reach the launcher unresolved")
+	assert.Len(t, spec.Command, 7, "sh -c SCRIPT sh -ec SCRIPT SOURCE, as the SDK writes it")
+	assert.Equal(t, "NUMBER_DOUBLE", spec.Inputs.Parameters["b"].Type)
+	assert.Equal(t, []string{"a=$(params.a)"}, add["--param"], "b is left to its default, which the launcher applies")
+	assert.Equal(t, []string{"Output=$(results.Output.path)"}, add["--result"])
+	assert.Equal(t, []string{"file:///kfp/artifacts/$(context.pipelineRun.name)/add"}, add["--output-uri"])
+
+	report := args("report")
+	assert.Equal(t, []string{"total=$(params.total)"}, report["--param"], "the unset optional note has no param")
+	assert.Equal(t, []string{"Output=$(results.Output.path)"}, report["--result"])
+	assert.Equal(t, []string{"file:///kfp/artifacts/$(context.pipelineRun.name)/save"}, args("save")["--output-uri"], "save's Dataset lives under its task")
+	var totalBinding string
+	for _, prm := range tasks["report"].Params {
+		if prm.Name == "total" {
+			totalBinding = prm.Value.StringVal
+		}
+	}
+	assert.Equal(t, "$(tasks.add.results.Output)", totalBinding)
+	assert.Equal(t, []string{"word=$(params.word)"}, args("echo")["--param"])
+	for _, ps := range tasks["report"].TaskSpec.TaskSpec.Params {
+		assert.NotEqual(t, "note", ps.Name)
 	}
 }

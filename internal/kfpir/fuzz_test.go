@@ -48,7 +48,7 @@ func FuzzParseCompile(f *testing.F) {
 			}
 			return
 		}
-		p, err := Compile(spec, Options{Name: "fuzz", Namespace: "ns", LauncherImage: launcher, PipelineRoot: pipelineRoot})
+		p, err := Compile(spec, Options{Name: "fuzz", Namespace: "ns", LauncherImage: launcherImage, PipelineRoot: pipelineRoot})
 		if err != nil {
 			if p != nil {
 				t.Fatalf("Compile returned a Pipeline beside error %v", err)

@@ -40,12 +40,12 @@ func TestParseForms(t *testing.T) {
 		{"JSON", asJSON, func(t *testing.T, s *PipelineSpec) { assert.Equal(t, fromYAML, s) }},
 		{"PipelineJob wrapper", job, func(t *testing.T, s *PipelineSpec) {
 			assert.Equal(t, fromYAML.Root, s.Root)
-			_, err := Compile(s, Options{Name: "x", LauncherImage: launcher})
+			_, err := Compile(s, Options{Name: "x", LauncherImage: launcherImage})
 			assert.NoError(t, err, "an empty runtimeConfig is fine")
 		}},
 		{"platform spec document", platform, func(t *testing.T, s *PipelineSpec) {
 			assert.NotEmpty(t, s.PlatformSpec)
-			_, err := Compile(s, Options{Name: "x", LauncherImage: launcher})
+			_, err := Compile(s, Options{Name: "x", LauncherImage: launcherImage})
 			var ue *UnsupportedError
 			require.True(t, errors.As(err, &ue), "%v", err)
 			assert.Equal(t, "platform spec kubernetes.pvcMount", ue.Feature)

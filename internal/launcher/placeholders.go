@@ -195,10 +195,15 @@ func (r resolver) one(p string) (string, error) {
 		return r.rt.TaskUID, nil
 	case "{{$.pipeline_root}}":
 		return r.rt.PipelineRoot, nil
-	case "{{$.pipeline_job_create_time_utc}}":
-		return r.rt.JobCreateTime, nil
-	case "{{$.pipeline_job_schedule_time_utc}}":
-		return r.rt.JobScheduleTime, nil
+	case "{{$.pipeline_job_create_time_utc}}", "{{$.pipeline_job_schedule_time_utc}}":
+		t := r.rt.JobCreateTime
+		if p == "{{$.pipeline_job_schedule_time_utc}}" {
+			t = r.rt.JobScheduleTime
+		}
+		if t == "" {
+			return "", fmt.Errorf("placeholder %s is not supported: the run does not say that time", p)
+		}
+		return t, nil
 	}
 	m := ioRE.FindStringSubmatch(p)
 	if m == nil {
