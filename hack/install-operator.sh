@@ -19,6 +19,7 @@ go build -trimpath -ldflags "-s -w" -o "$out/" ./cmd/operator ./cmd/kfp-task
 go build -trimpath -ldflags "-s -w" -o "$out/fixture-provider" ./internal/testfixtures/provider
 go build -trimpath -ldflags "-s -w" -o "$out/fixture-compiler" ./internal/testfixtures/compiler
 go build -trimpath -ldflags "-s -w" -o "$out/fixture-provider-service" ./internal/testfixtures/providerservice
+go build -trimpath -ldflags "-s -w" -o "$out/fixture-kfp-python" ./internal/testfixtures/kfpexecutor
 go build -trimpath -ldflags "-s -w" -o "$out/" ./cmd/tekton-provider ./cmd/static-compiler ./cmd/kfp-demo
 
 image() { "$bin/localcluster" image --base "$base" "$@"; }
@@ -39,7 +40,13 @@ for ir in pipeline consumer; do
   sed "s#image: kfp-demo:latest#image: $kfp_demo#" "cmd/kfp-demo/$ir.yaml" >"$out/demo-$ir.yaml"
   grep -q "$kfp_demo" "$out/demo-$ir.yaml" || { echo "cmd/kfp-demo/$ir.yaml names no kfp-demo:latest image" >&2; exit 1; }
 done
+# A Python-function-shaped pipeline, as the KFP SDK compiles it, for the
+# e2e suite: its image is the kfpexecutor fixture as sh and python3.
+kfp_python=$(image --file /bin/sh="$out/fixture-kfp-python" --file /usr/local/bin/python3="$out/fixture-kfp-python" \
+  --push "$registry/fixtures/kfp-python:dev")
+sed "s#image: python:3.12#image: $kfp_python#" internal/testfixtures/kfpexecutor/pipeline.yaml >"$out/python-pipeline.yaml"
 demo_pipeline=$(image --file /pipeline.yaml="$out/demo-pipeline.yaml" --file /consumer.yaml="$out/demo-consumer.yaml" \
+  --file /python.yaml="$out/python-pipeline.yaml" \
   --push "$registry/samples/demo-pipeline:1.0")
 cat >"$bin/images.env" <<ENV
 REGISTRY=$registry
@@ -48,6 +55,7 @@ FIXTURE_PROVIDER_IMAGE=$provider
 FIXTURE_COMPILER_IMAGE=$compiler
 FIXTURE_PROVIDER_SERVICE_IMAGE=$provider_service
 FIXTURE_PIPELINE_IMAGE=$registry/fixtures/pipeline:1
+FIXTURE_KFP_PYTHON_IMAGE=$kfp_python
 TEKTON_PROVIDER_IMAGE=$tekton_provider
 STATIC_COMPILER_IMAGE=$static_compiler
 KFP_DEMO_IMAGE=$kfp_demo

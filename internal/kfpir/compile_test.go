@@ -511,7 +511,9 @@ func TestPythonFunctionComponentsRunUnderTheLauncher(t *testing.T) {
 		Task    string
 		Command []string
 		Args    []string
-		Inputs  struct{ Parameters map[string]struct{ Type string } }
+		Inputs  struct {
+			Parameters map[string]struct{ Type string }
+		}
 	}
 	require.NoError(t, json.Unmarshal([]byte(add["--spec"][0]), &spec))
 	assert.Equal(t, "add", spec.Task)
