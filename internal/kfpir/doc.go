@@ -72,11 +72,31 @@
 //	{{$.pipeline_job_uuid}}                   $(context.pipelineRun.uid)
 //	{{$.pipeline_task_name}}                  the KFP task name
 //
-// (names as sanitised below). Any other placeholder — {{$}} (the executor
-// input of Python function components), Concat, IfPresent, metadata, job
-// times — is refused. Literal text that Tekton would itself take for a
-// variable ($(params.…, $(tasks.…, $(context.…, …) is refused too, since
+// (names as sanitised below). Literal text that Tekton would itself take
+// for a variable ($(params.…, $(tasks.…, $(context.…, …) is refused, since
 // Tekton would substitute it.
+//
+// # The executor protocol (launched tasks)
+//
+// A task whose command or arguments need what only run time knows — the
+// executor input {{$}} of Python function components, a Concat or
+// IfPresent, {{$.outputs.output_file}}, artifact metadata, the task's uid
+// — runs under KFP's executor protocol instead: its "prepare" step (in
+// Options.LauncherImage) runs `kfp-task install /kfp-launcher/kfp-task`
+// into an emptyDir shared with the main step, and the main step runs, in
+// the component's image, `/kfp-launcher/kfp-task launch --spec JSON
+// --param NAME=$(params.…) … --result NAME=$(results.….path) …`: the
+// launcher (internal/launcher) builds the ExecutorInput as KFP does,
+// resolves every placeholder, runs the command, and writes the outputs
+// (executor_output.json or the parameter files) as the task's results.
+// An optional input with no value is absent from the executor input and
+// gets no param; a default is applied by the launcher. Placeholders are
+// checked at compile time against a stand-in executor input, so one the
+// launcher cannot resolve (json_escape, the job's create or schedule
+// time) is refused by name. Artifacts under the launcher are file://
+// only so far: an input artifact is passed by URI without its metadata,
+// and KFP's Python executor gives file:// artifacts no path, so Python
+// components with artifacts need an object-store root, not yet supported.
 //
 // # Artifacts and the pipeline root
 //
@@ -139,7 +159,8 @@
 // dsl.OneOf outputs, parameterExpressionSelector, task/component platform
 // configuration, a platform spec document (kfp-kubernetes secrets, volumes,
 // …), a PipelineJob runtimeConfig, non-file:// pipeline roots, condition
-// syntax beyond the form above, and unknown placeholders. Parse refuses any
+// syntax beyond the form above, and placeholders the launcher cannot
+// resolve. Parse refuses any
 // field it does not know (see Reading the IR).
 //
 // The KFP SDK compiles dsl.If/dsl.Condition into a condition-group DAG, so
