@@ -14,7 +14,6 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
-	"sigs.k8s.io/yaml"
 )
 
 // docSeparator splits a multi-document YAML stream.
@@ -40,7 +39,7 @@ func Parse(data []byte) (*PipelineSpec, error) {
 	if len(docs) > 2 {
 		return nil, fmt.Errorf("kfp IR: %d YAML documents; expected the pipeline spec and at most a platform spec", len(docs))
 	}
-	main, err := yaml.YAMLToJSON(docs[0])
+	main, err := yamlToJSON(docs[0])
 	if err != nil {
 		return nil, fmt.Errorf("kfp IR: not YAML or JSON: %w", err)
 	}
@@ -99,7 +98,7 @@ func Parse(data []byte) (*PipelineSpec, error) {
 	if len(docs) == 2 {
 		// The platform spec (a pipelinespec.PlatformSpec) is refused whatever
 		// it holds; Compile names its features.
-		platform, err := yaml.YAMLToJSON(docs[1])
+		platform, err := yamlToJSON(docs[1])
 		if err != nil {
 			return nil, fmt.Errorf("kfp IR: platform spec document: %w", err)
 		}

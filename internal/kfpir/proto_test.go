@@ -33,7 +33,7 @@ func TestParseRefusesProtoFields(t *testing.T) {
 			"IR field outputDefinitions.artifacts.metadata", ""},
 		{"constantValue", "componentInputParameter: rows", "runtimeValue: {constantValue: {intValue: 3}}", "IR field runtimeValue.constantValue", "generate"},
 		{"runtimeParameter", "componentInputParameter: rows", "runtimeValue: {runtimeParameter: rows}", "IR field runtimeValue.runtimeParameter", "generate"},
-		{"cache key", "        taskInfo:\n          name: train\n", "        taskInfo:\n          name: train\n        cachingOptions: {enableCache: true, cacheKey: k}\n",
+		{"cache key", "      train:\n        cachingOptions:\n          enableCache: true\n", "      train:\n        cachingOptions: {enableCache: true, cacheKey: k}\n",
 			"caching with a cache key", "train"},
 		{"task platform config", "        taskInfo:\n          name: train\n", "        taskInfo:\n          name: train\n        platformConfig: {kubernetes: {}}\n",
 			"task platform configuration", "train"},
