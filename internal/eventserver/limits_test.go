@@ -290,6 +290,9 @@ func TestLane(t *testing.T) {
 	go func() { time.Sleep(20 * time.Millisecond); leave() }()
 	leave, err = l.enter(ctx, time.Minute, time.Second)
 	require.NoError(t, err)
+	// The first leave frees its working slot, then its admission: wait
+	// for the second too.
+	require.Eventually(t, func() bool { return len(l.admitted) == 1 }, 5*time.Second, time.Millisecond)
 
 	// Its caller gone, a waiting request leaves the queue.
 	gone, cancel := context.WithCancel(ctx)
