@@ -49,8 +49,14 @@ func TriggerOf(kind, namespace, name string, annotations map[string]string) *Tri
 	case "RunSchedule":
 		return &TriggerIndicator{Type: TriggerSchedule, Source: name, SourceNamespace: namespace}
 	case "Run":
-		return &TriggerIndicator{Type: annotations[AnnotationTriggerType], Source: annotations[AnnotationTriggerSource],
-			SourceNamespace: annotations[AnnotationTriggerSourceNamespace]}
+		// Annotations are the tenant's to write: whatever they say, a
+		// source is of the Run's own namespace (every trigger's is), so a
+		// Run cannot claim another team's RunConfiguration fired it.
+		t := &TriggerIndicator{Type: annotations[AnnotationTriggerType], Source: annotations[AnnotationTriggerSource]}
+		if t.Type != "" || t.Source != "" {
+			t.SourceNamespace = namespace
+		}
+		return t
 	}
 	return nil
 }

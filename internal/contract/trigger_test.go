@@ -16,7 +16,8 @@ func TestTriggerOf(t *testing.T) {
 		want        *TriggerIndicator
 	}{
 		{"a RunSchedule is its own source", "RunSchedule", fired.Annotations(), &TriggerIndicator{Type: "schedule", Source: "nightly", SourceNamespace: "team-b"}},
-		{"a Run: what its RunConfiguration recorded", "Run", fired.Annotations(), &fired},
+		{"a Run: what its RunConfiguration recorded, in the Run's own namespace", "Run", fired.Annotations(),
+			&TriggerIndicator{Type: TriggerOnChangePipeline, Source: "penguin", SourceNamespace: "team-b"}},
 		{"a Run made by hand: all empty, as kfp-operator sends it", "Run", nil, &TriggerIndicator{}},
 		{"other kinds: none", "Pipeline", fired.Annotations(), nil},
 	} {
