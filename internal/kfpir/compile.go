@@ -96,6 +96,12 @@ type compiler struct {
 	// artifact key → directory name.
 	results   map[string]map[string]string
 	artifacts map[string]map[string]string
+	// flat are the pipeline's container tasks by flat key (flatten.go);
+	// groups the keys of the DAG tasks inlined; gates the condition tasks
+	// already made, by key.
+	flat   map[string]*TaskSpec
+	groups map[string]bool
+	gates  map[string]bool
 }
 
 // Compile translates a parsed KFP v2 pipeline into a Tekton Pipeline. It
@@ -132,19 +138,12 @@ func Compile(spec *PipelineSpec, opts Options) (*tektonv1.Pipeline, error) {
 	if p.Spec.Params, err = c.pipelineParams(); err != nil {
 		return nil, err
 	}
-	tasks := spec.Root.DAG.Tasks
+	tasks := c.flat
 	// Refuse unsupported features first, so they are reported before any
 	// error they cause in the tasks that consume them.
 	for _, name := range sortedKeys(tasks) {
-		if err := refuseTaskFeatures(name, tasks[name]); err != nil {
-			return nil, err
-		}
 		ref := tasks[name].ComponentRef.Name
-		comp := spec.Components[ref]
-		if comp == nil {
-			return nil, fmt.Errorf("task %q: component %q is not defined", name, ref)
-		}
-		if _, err := c.executor(name, ref, comp); err != nil {
+		if _, err := c.executor(name, ref, spec.Components[ref]); err != nil {
 			return nil, err
 		}
 	}
@@ -157,11 +156,16 @@ func Compile(spec *PipelineSpec, opts Options) (*tektonv1.Pipeline, error) {
 		return nil, err
 	}
 	for _, name := range sortedKeys(tasks) {
-		pt, err := c.task(name, tasks[name])
+		pt, gates, err := c.task(name, tasks[name])
 		if err != nil {
 			return nil, err
 		}
-		p.Spec.Tasks = append(p.Spec.Tasks, pt)
+		p.Spec.Tasks = append(p.Spec.Tasks, gates...)
+		if tasks[name].final {
+			p.Spec.Finally = append(p.Spec.Finally, pt)
+		} else {
+			p.Spec.Tasks = append(p.Spec.Tasks, pt)
+		}
 	}
 	if p.Spec.Results, err = c.pipelineResults(); err != nil {
 		return nil, err
@@ -210,9 +214,16 @@ func (c *compiler) pipelineLevel() error {
 		return err
 	}
 	var err error
-	if c.taskNames, err = taskNames.assign(sortedKeys(root.DAG.Tasks)); err != nil {
+	if c.flat, c.groups, err = flatten(spec); err != nil {
 		return err
 	}
+	if len(c.flat) == 0 {
+		return errors.New("kfp IR: the pipeline has no container tasks")
+	}
+	if c.taskNames, err = flatTaskNames(c.tektonTaskKeys()); err != nil {
+		return err
+	}
+	c.gates = map[string]bool{}
 	var rootParams []string
 	if root.InputDefinitions != nil {
 		rootParams = sortedKeys(root.InputDefinitions.Parameters)
@@ -312,7 +323,7 @@ func checkType(t string) error {
 	case "STRING", "NUMBER_INTEGER", "NUMBER_DOUBLE", "BOOLEAN", "LIST", "STRUCT":
 		return nil
 	case "TASK_FINAL_STATUS":
-		return &UnsupportedError{Feature: "task final status parameter (dsl.PipelineTaskFinalStatus)"}
+		return nil // bound to a taskFinalStatus source, in an exit task
 	}
 	return fmt.Errorf("unknown parameterType %q", t)
 }
@@ -407,11 +418,26 @@ func (c *compiler) artifactURI(task, key string) string {
 	return c.rootURI + "/$(context.pipelineRun.name)/" + c.taskNames[task] + "/" + c.artifacts[task][key]
 }
 
-func (c *compiler) task(name string, t *TaskSpec) (tektonv1.PipelineTask, error) {
-	var pt tektonv1.PipelineTask
-	if err := refuseTaskFeatures(name, t); err != nil {
-		return pt, err
+// task compiles the container task at flat key name, with the condition
+// tasks it is the first to need.
+func (c *compiler) task(name string, t *TaskSpec) (tektonv1.PipelineTask, []tektonv1.PipelineTask, error) {
+	pt, err := c.containerTask(name, t)
+	if err != nil {
+		return pt, nil, err
 	}
+	when, gates, err := c.whens(name, t.conds)
+	if err != nil {
+		return pt, nil, err
+	}
+	pt.When = append(pt.When, when...)
+	if t.final {
+		pt.RunAfter = nil // Tekton runs finally after every task
+	}
+	return pt, gates, nil
+}
+
+func (c *compiler) containerTask(name string, t *TaskSpec) (tektonv1.PipelineTask, error) {
+	var pt tektonv1.PipelineTask
 	comp, ok := c.spec.Components[t.ComponentRef.Name]
 	if !ok || comp == nil {
 		return pt, fmt.Errorf("task %q: component %q is not defined", name, t.ComponentRef.Name)
@@ -454,6 +480,11 @@ func (c *compiler) task(name string, t *TaskSpec) (tektonv1.PipelineTask, error)
 		if def, ok := in.Parameters[key]; ok {
 			typ = def.ParameterType
 		}
+		if status := len(inputs.Parameters[key].TaskFinalStatus) > 0; status && !t.final {
+			return pt, unsupported(name, "task final status in a task that is not an exit task", "input parameter %q", key)
+		} else if !status && typ == "TASK_FINAL_STATUS" {
+			return pt, unsupported(name, "task final status input without a taskFinalStatus source", "input parameter %q", key)
+		}
 		v, producer, err := c.inputValue(name, key, inputs.Parameters[key], typ)
 		if err != nil {
 			return pt, err
@@ -471,8 +502,8 @@ func (c *compiler) task(name string, t *TaskSpec) (tektonv1.PipelineTask, error)
 	ts := tektonv1.TaskSpec{
 		Workspaces: []tektonv1.WorkspaceDeclaration{{Name: ArtifactsWorkspace, MountPath: c.rootPath}},
 	}
-	launch := needsLauncher(exec)
-	launched := launchedTask{name: name, tektonName: c.taskNames[name], params: map[string]string{},
+	launch := needsLauncher(exec) || takesFinalStatus(in)
+	launched := launchedTask{name: kfpTaskName(name), tektonName: c.taskNames[name], params: map[string]string{},
 		inURIs: map[string]string{}, results: c.results[name]}
 	for _, key := range sortedKeys(in.Parameters) {
 		ps, err := paramSpec(local[key], in.Parameters[key])
@@ -604,18 +635,11 @@ func (c *compiler) task(name string, t *TaskSpec) (tektonv1.PipelineTask, error)
 	ts.Steps = append(ts.Steps, main)
 
 	pt.Name = c.taskNames[name]
-	pt.DisplayName = firstNonEmpty(t.TaskInfo.Name, name)
+	pt.DisplayName = firstNonEmpty(t.TaskInfo.Name, kfpTaskName(name))
 	pt.TaskSpec = &tektonv1.EmbeddedTask{TaskSpec: ts}
 	pt.Workspaces = []tektonv1.WorkspacePipelineTaskBinding{{Name: ArtifactsWorkspace, Workspace: ArtifactsWorkspace}}
 	if t.RetryPolicy != nil {
 		pt.Retries = t.RetryPolicy.MaxRetryCount
-	}
-	if t.TriggerPolicy != nil && t.TriggerPolicy.Condition != "" {
-		when, err := condition(name, t.TriggerPolicy.Condition, bound)
-		if err != nil {
-			return pt, err
-		}
-		pt.When = tektonv1.WhenExpressions{when}
 	}
 	delete(after, name)
 	for _, dep := range sortedKeys(after) {
@@ -625,7 +649,12 @@ func (c *compiler) task(name string, t *TaskSpec) (tektonv1.PipelineTask, error)
 }
 
 func conditionUses(t *TaskSpec, key string) bool {
-	return t.TriggerPolicy != nil && strings.Contains(t.TriggerPolicy.Condition, key)
+	for _, cond := range t.conds {
+		if strings.Contains(cond.expr, key) {
+			return true
+		}
+	}
+	return false
 }
 
 // refuseTaskFeatures refuses what the task itself asks for beyond the subset.
@@ -635,8 +664,8 @@ func refuseTaskFeatures(name string, t *TaskSpec) error {
 		return unsupported(name, "loop (dsl.ParallelFor over parameters)", "parameterIterator/iteratorPolicy")
 	case len(t.ArtifactIter) > 0:
 		return unsupported(name, "loop (dsl.ParallelFor over artifacts)", "artifactIterator")
-	case t.TriggerPolicy != nil && t.TriggerPolicy.Strategy != "" && t.TriggerPolicy.Strategy != "ALL_UPSTREAM_TASKS_SUCCEEDED":
-		return unsupported(name, "exit task (dsl.ExitHandler)", "triggerPolicy.strategy %s", t.TriggerPolicy.Strategy)
+	case t.TriggerPolicy != nil && t.TriggerPolicy.Strategy != "" && t.TriggerPolicy.Strategy != "ALL_UPSTREAM_TASKS_SUCCEEDED" && t.TriggerPolicy.Strategy != "ALL_UPSTREAM_TASKS_COMPLETED":
+		return unsupported(name, "trigger strategy "+t.TriggerPolicy.Strategy, "triggerPolicy.strategy")
 	case t.CachingOptions != nil && t.CachingOptions.CacheKey != "":
 		return unsupported(name, "caching with a cache key", "cachingOptions.cacheKey needs a cache; there is none")
 	case len(t.PlatformConfig) > 0 || len(t.TaskConfigPass) > 0 || len(t.ComponentConfig) > 0:
@@ -736,7 +765,7 @@ func (c *compiler) inputValue(task, key string, in *InputParameter, typ string) 
 		}
 		return "$(tasks." + c.taskNames[src.ProducerTask] + ".results." + r + ")", src.ProducerTask, nil
 	case len(in.TaskFinalStatus) > 0:
-		return "", "", unsupported(task, "task final status (dsl.PipelineTaskFinalStatus)", "input parameter %q", key)
+		return c.finalStatus(in.TaskFinalStatus), "", nil
 	default:
 		return "", "", unsupported(task, "parameter expression selector", "input parameter %q", key)
 	}
@@ -812,14 +841,22 @@ func (c *compiler) pipelineResults() ([]tektonv1.PipelineResult, error) {
 		if o.ValueFromParameter == nil {
 			return nil, fmt.Errorf("pipeline output %q has no source", key)
 		}
-		src := o.ValueFromParameter
-		r, ok := c.results[src.ProducerSubtask][src.OutputParameterKey]
+		f := &flattener{spec: c.spec}
+		in, err := f.output(flatScope{comp: c.spec.Root}, "", o.ValueFromParameter.ProducerSubtask, o.ValueFromParameter.OutputParameterKey)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline output %q: %w", key, err)
+		}
+		src := in.TaskOutputParameter
+		if c.flat[src.ProducerTask].final {
+			return nil, unsupported("", "pipeline output from an exit task or ignore_upstream_failure task", "output %q: Tekton's Pipeline results cannot read finally tasks", key)
+		}
+		r, ok := c.results[src.ProducerTask][src.OutputParameterKey]
 		if !ok {
-			return nil, fmt.Errorf("pipeline output %q: task %q has no output parameter %q", key, src.ProducerSubtask, src.OutputParameterKey)
+			return nil, fmt.Errorf("pipeline output %q: task %q has no output parameter %q", key, src.ProducerTask, src.OutputParameterKey)
 		}
 		results = append(results, tektonv1.PipelineResult{
 			Name: names[key], Type: tektonv1.ResultsTypeString,
-			Value: *tektonv1.NewStructuredValues("$(tasks." + c.taskNames[src.ProducerSubtask] + ".results." + r + ")"),
+			Value: *tektonv1.NewStructuredValues("$(tasks." + c.taskNames[src.ProducerTask] + ".results." + r + ")"),
 		})
 	}
 	return results, nil

@@ -122,6 +122,12 @@ type TaskSpec struct {
 	PlatformConfig  json.RawMessage
 	TaskConfigPass  json.RawMessage
 	ComponentConfig json.RawMessage
+
+	// Set by flatten: the conditions of the groups around the task (and
+	// its own), outermost first, and whether it runs in Tekton's finally
+	// (an exit task, or one that ignores upstream failures).
+	conds []*flatCondition
+	final bool
 }
 
 // TaskInfo is the task's display information.

@@ -130,7 +130,7 @@ func standIn(typ string) string {
 		return "false"
 	case launcher.TypeList:
 		return "[]"
-	case launcher.TypeStruct:
+	case launcher.TypeStruct, launcher.TypeTaskFinalStatus:
 		return "{}"
 	}
 	return "x"

@@ -217,7 +217,13 @@ func Value(typ, text string) (*structpb.Value, error) {
 			return nil, fmt.Errorf("%q is not a boolean (true or false)", text)
 		}
 		return structpb.NewBoolValue(b), nil
-	case TypeList, TypeStruct, TypeTaskFinalStatus:
+	case TypeTaskFinalStatus:
+		v, err := Value(TypeStruct, text)
+		if err != nil {
+			return nil, err
+		}
+		return finalStatus(v), nil
+	case TypeList, TypeStruct:
 		v := &structpb.Value{}
 		if err := v.UnmarshalJSON([]byte(text)); err != nil {
 			return nil, fmt.Errorf("%q is not JSON: %v", text, err)
@@ -231,6 +237,28 @@ func Value(typ, text string) (*structpb.Value, error) {
 		return v, nil
 	}
 	return nil, fmt.Errorf("unknown parameter type %q", typ)
+}
+
+// tektonStates are KFP's words for the states Tekton gives a task or a
+// pipeline's tasks ($(tasks.status): Completed is success with some
+// skipped; None is not finished: cancelled or timed out).
+var tektonStates = map[string]string{
+	"Succeeded": "SUCCEEDED", "Completed": "SUCCEEDED", "Failed": "FAILED", "None": "CANCELLED",
+}
+
+// finalStatus is a PipelineTaskFinalStatus with its state in KFP's words
+// (SUCCEEDED, FAILED, CANCELLED); the compiler fills it with Tekton's.
+func finalStatus(v *structpb.Value) *structpb.Value {
+	fields := v.GetStructValue().GetFields()
+	if state, ok := tektonStates[fields["state"].GetStringValue()]; ok {
+		fields["state"] = structpb.NewStringValue(state)
+		if state == "FAILED" && len(fields["error"].GetStructValue().GetFields()) == 0 {
+			fields["error"] = structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{
+				"message": structpb.NewStringValue("a task of the pipeline failed; its TaskRun has the reason"),
+			}})
+		}
+	}
+	return v
 }
 
 // defaultValue is a declared default (JSON, as the IR holds it) as a

@@ -270,3 +270,16 @@ func TestCollect(t *testing.T) {
 		})
 	}
 }
+
+func TestAFinalStatusSpeaksKFPsWords(t *testing.T) {
+	for tekton, kfp := range map[string]string{"Succeeded": "SUCCEEDED", "Completed": "SUCCEEDED", "Failed": "FAILED", "None": "CANCELLED"} {
+		v, err := Value(TypeTaskFinalStatus, `{"error":{},"pipelineJobResourceName":"run-1","pipelineTaskName":"exit-handler-1","state":"`+tekton+`"}`)
+		require.NoError(t, err)
+		fields := v.GetStructValue().GetFields()
+		assert.Equal(t, kfp, fields["state"].GetStringValue())
+		assert.Equal(t, "exit-handler-1", fields["pipelineTaskName"].GetStringValue())
+		assert.Equal(t, kfp == "FAILED", fields["error"].GetStructValue().GetFields()["message"] != nil)
+	}
+	_, err := Value(TypeTaskFinalStatus, `"Succeeded"`)
+	assert.Error(t, err, "a final status is an object")
+}

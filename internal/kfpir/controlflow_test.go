@@ -1,0 +1,149 @@
+package kfpir
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/kfpcel"
+)
+
+func byName(tasks []tektonv1.PipelineTask) map[string]tektonv1.PipelineTask {
+	out := map[string]tektonv1.PipelineTask{}
+	for _, t := range tasks {
+		out[t.Name] = t
+	}
+	return out
+}
+
+func whenInputs(t tektonv1.PipelineTask) []string {
+	var out []string
+	for _, w := range t.When {
+		out = append(out, w.Input+" "+string(w.Operator)+" "+w.Values[0])
+	}
+	return out
+}
+
+// TestConditionGroupsInline: a group's tasks become Pipeline tasks; the
+// group's condition guards each; its input is the producer's result.
+func TestConditionGroupsInline(t *testing.T) {
+	p := compileValid(t, load(t, "condition_group.yaml"), Options{Name: "x", LauncherImage: launcherImage})
+	tasks := byName(p.Spec.Tasks)
+	require.Len(t, tasks, 2, "flip and the group's print-op; a string equality needs no condition task")
+	print := tasks["print-op"]
+	assert.Equal(t, []string{"$(tasks.flip.results.Output) in heads"}, whenInputs(print))
+	assert.Equal(t, []string{"flip"}, print.RunAfter, "the group's dependency passes to its tasks")
+	assert.Equal(t, "$(tasks.flip.results.Output)", print.Params[0].Value.StringVal, "the group's input is the producer's result")
+}
+
+// TestIfElifElseAndNestedGroups: every branch of the chain is guarded by
+// a condition task that evaluates the SDK's CEL; a group nested in a
+// branch is guarded by both; a pipeline used as a component is inlined
+// with its default, and its dag.outputs lead to the task inside.
+func TestIfElifElseAndNestedGroups(t *testing.T) {
+	p := compileValid(t, load(t, "control_flow.yaml"), Options{Name: "x", LauncherImage: launcherImage})
+	tasks := byName(p.Spec.Tasks)
+	gate := func(name string) string { return "$(tasks." + name + ".results.outcome) in true" }
+	assert.Equal(t, []string{"$(tasks.flip.results.Output) in heads"}, whenInputs(tasks["print-heads"]), "if: a plain string equality")
+	assert.Equal(t, []string{gate("condition-3")}, whenInputs(tasks["roll"]), "elif: decided by its condition task")
+	assert.Equal(t, []string{gate("condition-3"), gate("condition-5")}, whenInputs(tasks["print-high"]), "nested: both conditions, outermost first")
+	assert.Equal(t, []string{gate("condition-4")}, whenInputs(tasks["print-other"]), "else")
+	assert.Equal(t, []string{gate("condition-3")}, whenInputs(tasks["condition-5"]), "a nested condition task is guarded by the outer")
+	assert.ElementsMatch(t, []string{"flip", "roll"}, tasks["print-high"].RunAfter)
+
+	elif := tasks["condition-3"]
+	args := elif.TaskSpec.Steps[0].Args
+	assert.Equal(t, LauncherPath, elif.TaskSpec.Steps[0].Command[0])
+	assert.Equal(t, []string{"condition", "--condition",
+		"!(inputs.parameter_values['pipelinechannel--flip-Output'] == 'heads') && inputs.parameter_values['pipelinechannel--flip-Output'] == 'tails'",
+		"--result", "$(results.outcome.path)",
+		"--param", "pipelinechannel--flip-Output", "STRING", "$(params.pipelinechannel--flip-Output)"}, args)
+	assert.Equal(t, "$(tasks.flip.results.Output)", elif.Params[0].Value.StringVal)
+	five := tasks["condition-5"].TaskSpec.Steps[0].Args
+	assert.Equal(t, []string{"--param", "pipelinechannel--roll-Output", "NUMBER_INTEGER", "$(params.pipelinechannel--roll-Output)"}, five[len(five)-4:])
+
+	// The chain is exclusive: for each value the SDK's own conditions,
+	// evaluated as the condition tasks do, pick exactly one branch.
+	conds := map[string]string{}
+	for _, name := range []string{"condition-3", "condition-4"} {
+		conds[name] = tasks[name].TaskSpec.Steps[0].Args[2]
+	}
+	for flip, want := range map[string]string{"heads": "condition-2", "tails": "condition-3", "edge": "condition-4"} {
+		in := map[string]*structpb.Value{"pipelinechannel--flip-Output": structpb.NewStringValue(flip)}
+		got := map[string]bool{"condition-2": flip == "heads"}
+		for name, cond := range conds {
+			ok, err := kfpcel.Condition(cond, in)
+			require.NoError(t, err)
+			got[name] = ok
+		}
+		for name, ok := range got {
+			assert.Equal(t, name == want, ok, "%s for %s", name, flip)
+		}
+	}
+
+	shout := tasks["shout"]
+	params := map[string]string{}
+	for _, p := range shout.Params {
+		params[p.Name] = p.Value.StringVal
+	}
+	assert.Equal(t, map[string]string{"msg": "$(params.greeting)", "times": "2"}, params, "the inner pipeline's input and its default")
+	assert.Equal(t, "$(tasks.shout.results.Output)", tasks["report"].Params[0].Value.StringVal, "dag.outputs lead to the inner task")
+	assert.ElementsMatch(t, []string{"print-heads", "print-high", "print-other", "roll"}, tasks["shout"].RunAfter, "after every task of the group it depends on")
+	assert.Equal(t, "$(tasks.shout.results.Output)", p.Spec.Results[0].Value.StringVal, "the pipeline's output through the inner pipeline")
+}
+
+// TestExitHandlers: the exit task and an ignore_upstream_failure task run
+// in finally; the exit task sees the group's status as KFP's
+// PipelineTaskFinalStatus and runs under the launcher.
+func TestExitHandlers(t *testing.T) {
+	p := compileValid(t, load(t, "exit_handler.yaml"), Options{Name: "x", LauncherImage: launcherImage})
+	assert.ElementsMatch(t, []string{"fail", "work"}, names(p.Spec.Tasks))
+	assert.ElementsMatch(t, []string{"after-work", "cleanup"}, names(p.Spec.Finally))
+	cleanup := byName(p.Spec.Finally)["cleanup"]
+	assert.Empty(t, cleanup.RunAfter)
+	var status string
+	for _, param := range cleanup.Params {
+		if param.Name == "status" {
+			status = param.Value.StringVal
+		}
+	}
+	var parsed map[string]any
+	require.NoError(t, json.Unmarshal([]byte(status), &parsed))
+	assert.Equal(t, "$(tasks.status)", parsed["state"])
+	assert.Equal(t, "exit-handler-1", parsed["pipelineTaskName"])
+	assert.Equal(t, MainStep, cleanup.TaskSpec.Steps[1].Name)
+	assert.Equal(t, launchedBinary, cleanup.TaskSpec.Steps[1].Command[0], "a final status is given through the launcher")
+}
+
+func names(tasks []tektonv1.PipelineTask) []string {
+	var out []string
+	for _, t := range tasks {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+func TestATaskAfterAnExitTaskIsRefused(t *testing.T) {
+	spec := load(t, "exit_handler.yaml")
+	spec.Root.DAG.Tasks["late"] = &TaskSpec{ComponentRef: ComponentRef{Name: "comp-echo"}, DependentTasks: []string{"after-work"}}
+	_, err := Compile(spec, Options{Name: "x", LauncherImage: launcherImage})
+	assert.ErrorContains(t, err, "task after an exit task")
+}
+
+func TestAFinalStatusOutsideAnExitTaskIsRefused(t *testing.T) {
+	spec := load(t, "exit_handler.yaml")
+	spec.Root.DAG.Tasks["cleanup"].TriggerPolicy = nil
+	_, err := Compile(spec, Options{Name: "x", LauncherImage: launcherImage})
+	assert.ErrorContains(t, err, "task final status in a task that is not an exit task")
+}
+
+func TestAComponentContainingItselfIsAnError(t *testing.T) {
+	spec := load(t, "condition_group.yaml")
+	spec.Components["comp-condition-1"].DAG.Tasks["again"] = &TaskSpec{ComponentRef: ComponentRef{Name: "comp-condition-1"}}
+	_, err := Compile(spec, Options{Name: "x", LauncherImage: launcherImage})
+	assert.ErrorContains(t, err, "nested more than")
+}
