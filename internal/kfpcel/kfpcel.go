@@ -95,8 +95,18 @@ func Select(selector string, v *structpb.Value) (*structpb.Value, error) {
 	if err != nil {
 		return nil, err
 	}
+	str := v.GetStringValue()
+	if _, isString := v.GetKind().(*structpb.Value_StringValue); !isString {
+		// A loop's item of a raw list of objects is an object; the SDK's
+		// selector still parses string_value.
+		data, err := v.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		str = string(data)
+	}
 	vars := map[string]any{
-		"string_value": v.GetStringValue(), "number_value": v.GetNumberValue(), "bool_value": v.GetBoolValue(),
+		"string_value": str, "number_value": v.GetNumberValue(), "bool_value": v.GetBoolValue(),
 		"list_value": v.GetListValue().AsSlice(), "struct_value": v.GetStructValue().AsMap(),
 	}
 	out, _, err := prg.Eval(vars)

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/url"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -19,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 const (
@@ -99,9 +101,9 @@ type compiler struct {
 	// flat are the pipeline's container tasks by flat key (flatten.go);
 	// groups the keys of the DAG tasks inlined; gates the condition tasks
 	// already made, by key.
-	flat   map[string]*TaskSpec
-	groups map[string]bool
-	gates  map[string]bool
+	flattener *flattener
+	flat      map[string]*TaskSpec
+	gates     map[string]bool
 }
 
 // Compile translates a parsed KFP v2 pipeline into a Tekton Pipeline. It
@@ -214,9 +216,10 @@ func (c *compiler) pipelineLevel() error {
 		return err
 	}
 	var err error
-	if c.flat, c.groups, err = flatten(spec); err != nil {
+	if c.flattener, err = flatten(spec); err != nil {
 		return err
 	}
+	c.flat = c.flattener.tasks
 	if len(c.flat) == 0 {
 		return errors.New("kfp IR: the pipeline has no container tasks")
 	}
@@ -385,6 +388,9 @@ const AnnotationOutputs = meta.AnnotationOutputs
 func (c *compiler) annotateOutputs(p *tektonv1.Pipeline) error {
 	var outputs []meta.OutputArtifact
 	for _, task := range sortedKeys(c.artifacts) {
+		if t := c.flat[task]; t != nil && t.loop != nil {
+			continue // one directory per TaskRun, not known before the run
+		}
 		for _, key := range sortedKeys(c.artifacts[task]) {
 			outputs = append(outputs, meta.OutputArtifact{Component: task, Output: key, URI: c.artifactURI(task, key)})
 		}
@@ -411,11 +417,20 @@ func (c *compiler) artifactPath(task, key string) string {
 
 // taskDir is the directory holding the output artifacts of task.
 func (c *compiler) taskDir(task string) string {
-	return "$(workspaces." + ArtifactsWorkspace + ".path)/$(context.pipelineRun.name)/" + c.taskNames[task]
+	return "$(workspaces." + ArtifactsWorkspace + ".path)/$(context.pipelineRun.name)/" + c.taskDirName(task)
 }
 
 func (c *compiler) artifactURI(task, key string) string {
-	return c.rootURI + "/$(context.pipelineRun.name)/" + c.taskNames[task] + "/" + c.artifacts[task][key]
+	return c.rootURI + "/$(context.pipelineRun.name)/" + c.taskDirName(task) + "/" + c.artifacts[task][key]
+}
+
+// taskDirName names a task's artifact directory: its Tekton name, or its
+// TaskRun's for a task fanned out over a run-time loop's items.
+func (c *compiler) taskDirName(task string) string {
+	if t := c.flat[task]; t != nil && t.loop != nil {
+		return "$(context.taskRun.name)"
+	}
+	return c.taskNames[task]
 }
 
 // task compiles the container task at flat key name, with the condition
@@ -425,10 +440,17 @@ func (c *compiler) task(name string, t *TaskSpec) (tektonv1.PipelineTask, []tekt
 	if err != nil {
 		return pt, nil, err
 	}
-	when, gates, err := c.whens(name, t.conds)
+	var gates []tektonv1.PipelineTask
+	if t.loop != nil && !c.gates[itemsKey(t.loop)] {
+		if gates, err = c.itemsTask(t.loop); err != nil {
+			return pt, nil, err
+		}
+	}
+	when, condGates, err := c.whens(name, t.conds)
 	if err != nil {
 		return pt, nil, err
 	}
+	gates = append(gates, condGates...)
 	pt.When = append(pt.When, when...)
 	if t.final {
 		pt.RunAfter = nil // Tekton runs finally after every task
@@ -473,9 +495,15 @@ func (c *compiler) containerTask(name string, t *TaskSpec) (tektonv1.PipelineTas
 		after[dep] = true
 	}
 
-	// Values of the task's input parameters, at PipelineTask level.
+	// Values of the task's input parameters, at PipelineTask level; a
+	// loop's item and a loop's collected outputs are bound apart (loops.go).
 	bound := map[string]string{}
+	special := map[string]*InputParameter{}
 	for _, key := range sortedKeys(inputs.Parameters) {
+		if p := inputs.Parameters[key]; p.loopItem != nil || p.collected != nil || p.collectedFrom != nil {
+			special[key] = p
+			continue
+		}
 		typ := ""
 		if def, ok := in.Parameters[key]; ok {
 			typ = def.ParameterType
@@ -494,6 +522,10 @@ func (c *compiler) containerTask(name string, t *TaskSpec) (tektonv1.PipelineTas
 			after[producer] = true
 		}
 	}
+	fstrings, err := resolveFStrings(name, inputs.Parameters, bound)
+	if err != nil {
+		return pt, err
+	}
 	// The TaskSpec's params are the component's input parameters.
 	local, err := paramNames.assign(sortedKeys(in.Parameters))
 	if err != nil {
@@ -502,9 +534,12 @@ func (c *compiler) containerTask(name string, t *TaskSpec) (tektonv1.PipelineTas
 	ts := tektonv1.TaskSpec{
 		Workspaces: []tektonv1.WorkspaceDeclaration{{Name: ArtifactsWorkspace, MountPath: c.rootPath}},
 	}
-	launch := needsLauncher(exec) || takesFinalStatus(in)
+	launch := needsLauncher(exec) || takesFinalStatus(in) || collects(special)
 	launched := launchedTask{name: kfpTaskName(name), tektonName: c.taskNames[name], params: map[string]string{},
-		inURIs: map[string]string{}, results: c.results[name]}
+		inURIs: map[string]string{}, results: c.results[name], items: map[string][]string{}, itemTypes: map[string]string{}}
+	if t.loop != nil {
+		launched.tektonName = "$(context.taskRun.name)" // one TaskRun per item
+	}
 	for _, key := range sortedKeys(in.Parameters) {
 		ps, err := paramSpec(local[key], in.Parameters[key])
 		if err != nil {
@@ -514,6 +549,12 @@ func (c *compiler) containerTask(name string, t *TaskSpec) (tektonv1.PipelineTas
 				return pt, ue
 			}
 			return pt, fmt.Errorf("task %q: input parameter %q: %w", name, key, err)
+		}
+		if sp := special[key]; sp != nil {
+			if err := c.loopParam(&pt, &ts, &launched, name, key, local[key], ps, sp); err != nil {
+				return pt, err
+			}
+			continue
 		}
 		v, given := bound[key]
 		switch {
@@ -532,8 +573,14 @@ func (c *compiler) containerTask(name string, t *TaskSpec) (tektonv1.PipelineTas
 		ts.Params = append(ts.Params, ps)
 		launched.params[key] = local[key]
 	}
+	if err := c.fanOut(&pt, &ts, name, t, local); err != nil {
+		return pt, err
+	}
 	for _, key := range sortedKeys(bound) {
-		if _, ok := in.Parameters[key]; !ok && !conditionUses(t, key) {
+		if _, ok := in.Parameters[key]; !ok && !fstrings[key] && resourcesUse(exec, key) {
+			return pt, unsupported(name, "resource from a pipeline parameter", "input %q sets the container's resources", key)
+		}
+		if _, ok := in.Parameters[key]; !ok && !conditionUses(t, key) && !fstrings[key] {
 			return pt, fmt.Errorf("task %q: input parameter %q is not declared by component %q", name, key, t.ComponentRef.Name)
 		}
 	}
@@ -558,6 +605,9 @@ func (c *compiler) containerTask(name string, t *TaskSpec) (tektonv1.PipelineTas
 		switch {
 		case a.TaskOutputArtifact != nil:
 			src := a.TaskOutputArtifact
+			if p := c.flat[src.ProducerTask]; p != nil && p.loop != nil {
+				return pt, unsupported(name, "data passed between the tasks of a loop over a run-time list", "input artifact %q from %q", key, src.ProducerTask)
+			}
 			if _, ok := c.taskNames[src.ProducerTask]; !ok {
 				return pt, fmt.Errorf("task %q: input artifact %q: producer task %q is not in the DAG", name, key, src.ProducerTask)
 			}
@@ -648,6 +698,42 @@ func (c *compiler) containerTask(name string, t *TaskSpec) (tektonv1.PipelineTas
 	return pt, nil
 }
 
+var inputParameterRE = regexp.MustCompile(`\{\{\$\.inputs\.parameters\['([^']+)'\]\}\}`)
+
+// resolveFStrings writes into constants the inputs they refer to (the SDK
+// compiles an f-string argument, f"Hello {name}", into a constant holding
+// {{$.inputs.parameters['pipelinechannel--name']}} and binds that input
+// too); it returns the inputs so referred to.
+func resolveFStrings(task string, inputs map[string]*InputParameter, bound map[string]string) (map[string]bool, error) {
+	used := map[string]bool{}
+	for _, key := range sortedKeys(bound) {
+		if inputs[key].RuntimeValue == nil || !strings.Contains(bound[key], "{{$.inputs.parameters[") {
+			continue
+		}
+		var missing string
+		bound[key] = inputParameterRE.ReplaceAllStringFunc(bound[key], func(ph string) string {
+			ref := inputParameterRE.FindStringSubmatch(ph)[1]
+			v, ok := bound[ref]
+			if !ok || ref == key || inputs[ref].RuntimeValue != nil && strings.Contains(v, "{{$") {
+				missing = ref
+				return ph
+			}
+			used[ref] = true
+			return v
+		})
+		if missing != "" {
+			return nil, unsupported(task, "f-string of an input the task does not bind", "input parameter %q refers to %q", key, missing)
+		}
+	}
+	return used, nil
+}
+
+// resourcesUse says the executor's resources refer to input key.
+func resourcesUse(exec *ContainerSpec, key string) bool {
+	data, _ := json.Marshal(exec.Resources)
+	return strings.Contains(string(data), "'"+key+"'")
+}
+
 func conditionUses(t *TaskSpec, key string) bool {
 	for _, cond := range t.conds {
 		if strings.Contains(cond.expr, key) {
@@ -660,10 +746,6 @@ func conditionUses(t *TaskSpec, key string) bool {
 // refuseTaskFeatures refuses what the task itself asks for beyond the subset.
 func refuseTaskFeatures(name string, t *TaskSpec) error {
 	switch {
-	case len(t.ParameterIter) > 0 || len(t.IteratorPolicy) > 0:
-		return unsupported(name, "loop (dsl.ParallelFor over parameters)", "parameterIterator/iteratorPolicy")
-	case len(t.ArtifactIter) > 0:
-		return unsupported(name, "loop (dsl.ParallelFor over artifacts)", "artifactIterator")
 	case t.TriggerPolicy != nil && t.TriggerPolicy.Strategy != "" && t.TriggerPolicy.Strategy != "ALL_UPSTREAM_TASKS_SUCCEEDED" && t.TriggerPolicy.Strategy != "ALL_UPSTREAM_TASKS_COMPLETED":
 		return unsupported(name, "trigger strategy "+t.TriggerPolicy.Strategy, "triggerPolicy.strategy")
 	case t.CachingOptions != nil && t.CachingOptions.CacheKey != "":
@@ -754,8 +836,15 @@ func (c *compiler) inputValue(task, key string, in *InputParameter, typ string) 
 			return "", "", err
 		}
 		return v, "", nil
+	case in.loopItem != nil:
+		return "", "", unsupported(task, "a run-time loop's item outside the loop's tasks' inputs", "input parameter %q (a condition on it, for one)", key)
+	case in.collected != nil || in.collectedFrom != nil:
+		return "", "", unsupported(task, "a loop's collected outputs outside a task's inputs", "input parameter %q (a condition on them, for one)", key)
 	case in.TaskOutputParameter != nil:
 		src := in.TaskOutputParameter
+		if p := c.flat[src.ProducerTask]; p != nil && p.loop != nil {
+			return "", "", unsupported(task, "data passed between the tasks of a loop over a run-time list", "input parameter %q from %q", key, src.ProducerTask)
+		}
 		if _, ok := c.taskNames[src.ProducerTask]; !ok {
 			return "", "", fmt.Errorf("task %q: input parameter %q: producer task %q is not in the DAG", task, key, src.ProducerTask)
 		}
@@ -778,7 +867,11 @@ func computeResources(task string, r *Resources) (corev1.ResourceRequirements, e
 		return req, nil
 	}
 	if len(r.Accelerator) > 0 && !isEmptyJSON(r.Accelerator) {
-		return req, unsupported(task, "accelerator", "resources.accelerator")
+		name, count, err := accelerator(task, r.Accelerator)
+		if err != nil {
+			return req, err
+		}
+		req.Limits = corev1.ResourceList{name: count}
 	}
 	set := func(list *corev1.ResourceList, name corev1.ResourceName, text string, number float64, unit string) error {
 		var q resource.Quantity
@@ -820,6 +913,33 @@ func computeResources(task string, r *Resources) (corev1.ResourceRequirements, e
 	return req, nil
 }
 
+// accelerator is resources.accelerator as a limit, as KFP's own backend
+// sets it: the type is the resource's name (an extended resource such as
+// nvidia.com/gpu), the count its quantity.
+func accelerator(task string, raw json.RawMessage) (corev1.ResourceName, resource.Quantity, error) {
+	var a struct {
+		Type, ResourceType string
+		Count              json.Number
+		ResourceCount      string
+	}
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return "", resource.Quantity{}, fmt.Errorf("task %q: resources.accelerator: %w", task, err)
+	}
+	typ := firstNonEmpty(a.ResourceType, a.Type)
+	count := firstNonEmpty(a.ResourceCount, a.Count.String())
+	if strings.Contains(typ+count, "{{") {
+		return "", resource.Quantity{}, unsupported(task, "resource from a pipeline parameter", "accelerator %s %s", typ, count)
+	}
+	if !strings.Contains(typ, "/") || len(validation.IsQualifiedName(typ)) > 0 {
+		return "", resource.Quantity{}, unsupported(task, "accelerator type "+typ, "not a Kubernetes extended resource name (such as nvidia.com/gpu)")
+	}
+	q, err := resource.ParseQuantity(firstNonEmpty(count, "1"))
+	if err != nil {
+		return "", resource.Quantity{}, fmt.Errorf("task %q: accelerator count %q: %w", task, count, err)
+	}
+	return corev1.ResourceName(typ), q, nil
+}
+
 func (c *compiler) pipelineResults() ([]tektonv1.PipelineResult, error) {
 	outs := c.spec.Root.DAG.Outputs
 	if outs == nil {
@@ -841,12 +961,14 @@ func (c *compiler) pipelineResults() ([]tektonv1.PipelineResult, error) {
 		if o.ValueFromParameter == nil {
 			return nil, fmt.Errorf("pipeline output %q has no source", key)
 		}
-		f := &flattener{spec: c.spec}
-		in, err := f.output(flatScope{comp: c.spec.Root}, "", o.ValueFromParameter.ProducerSubtask, o.ValueFromParameter.OutputParameterKey)
+		in, err := c.flattener.resolveOutput("", o.ValueFromParameter.ProducerSubtask, o.ValueFromParameter.OutputParameterKey)
 		if err != nil {
 			return nil, fmt.Errorf("pipeline output %q: %w", key, err)
 		}
 		src := in.TaskOutputParameter
+		if src == nil {
+			return nil, unsupported("", "pipeline output collected from a loop", "output %q", key)
+		}
 		if c.flat[src.ProducerTask].final {
 			return nil, unsupported("", "pipeline output from an exit task or ignore_upstream_failure task", "output %q: Tekton's Pipeline results cannot read finally tasks", key)
 		}

@@ -73,7 +73,7 @@ func conditionInputs(cond *flatCondition) ([]string, error) {
 
 // gateKey is the flat key of cond's condition task: the group's own key.
 func (c *compiler) gateKey(cond *flatCondition) string {
-	if c.groups[cond.id] {
+	if c.flattener.groups[cond.id] != nil && c.flattener.loops[cond.id] == nil {
 		return cond.id
 	}
 	return cond.id + "-condition"
@@ -84,6 +84,14 @@ func (c *compiler) tektonTaskKeys() []string {
 	set := map[string]bool{}
 	for key, t := range c.flat {
 		set[key] = true
+		if t.loop != nil {
+			set[itemsKey(t.loop)] = true
+			for _, cond := range t.loop.conds {
+				if needsGate(cond) {
+					set[c.gateKey(cond)] = true
+				}
+			}
+		}
 		for _, cond := range t.conds {
 			if needsGate(cond) {
 				set[c.gateKey(cond)] = true

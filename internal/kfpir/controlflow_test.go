@@ -147,3 +147,32 @@ func TestAComponentContainingItselfIsAnError(t *testing.T) {
 	_, err := Compile(spec, Options{Name: "x", LauncherImage: launcherImage})
 	assert.ErrorContains(t, err, "nested more than")
 }
+
+func TestAnAcceleratorIsALimit(t *testing.T) {
+	spec := load(t, "demo.yaml")
+	spec.DeploymentSpec.Executors["exec-train"].Container.Resources.Accelerator = raw(`{"resourceType":"nvidia.com/gpu","resourceCount":"2"}`)
+	p := compileValid(t, spec, Options{Name: "x", LauncherImage: launcherImage})
+	train := byName(p.Spec.Tasks)["train"]
+	main := train.TaskSpec.Steps[len(train.TaskSpec.Steps)-1]
+	gpu := main.ComputeResources.Limits["nvidia.com/gpu"]
+	assert.Equal(t, "2", gpu.String())
+}
+
+// TestFStringsReferToOtherInputs: the SDK compiles f"Hello {name}" into a
+// constant holding the placeholder of an input it also binds.
+func TestFStringsReferToOtherInputs(t *testing.T) {
+	spec := load(t, "loop_static.yaml")
+	loop := spec.Components["comp-for-loop-2"]
+	loop.InputDefinitions.Parameters["pipelinechannel--name"] = &ParameterSpec{ParameterType: "STRING"}
+	echo := loop.DAG.Tasks["echo"]
+	echo.Inputs.Parameters["msg"] = &InputParameter{RuntimeValue: &RuntimeValue{Constant: raw(`"{{$.inputs.parameters['pipelinechannel--loop-item-param-1']}} and {{$.inputs.parameters['pipelinechannel--name']}}."`)}}
+	echo.Inputs.Parameters["pipelinechannel--name"] = &InputParameter{ComponentInputParameter: "pipelinechannel--name"}
+	echo.Inputs.Parameters["pipelinechannel--loop-item-param-1"] = &InputParameter{ComponentInputParameter: "pipelinechannel--loop-item-param-1"}
+	spec.Root.InputDefinitions = &IODefinitions{Parameters: map[string]*ParameterSpec{"name": {ParameterType: "STRING"}}}
+	spec.Root.DAG.Tasks["for-loop-2"].Inputs = &TaskInputs{Parameters: map[string]*InputParameter{"pipelinechannel--name": {ComponentInputParameter: "name"}}}
+	p := compileValid(t, spec, Options{Name: "x", LauncherImage: launcherImage})
+	tasks := byName(p.Spec.Tasks)
+	require.Len(t, tasks, 2, "one task per item of the raw list")
+	assert.Equal(t, "a and $(params.name).", tasks["for-loop-2-0-echo"].Params[0].Value.StringVal)
+	assert.Equal(t, "b and $(params.name).", tasks["for-loop-2-1-echo"].Params[0].Value.StringVal)
+}

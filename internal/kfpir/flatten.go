@@ -5,22 +5,33 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/kfpcel"
 )
 
 // Tekton has no nested pipelines, so every DAG component the SDK writes —
-// a condition group (dsl.If/Elif/Else), an exit handler's group, a
-// pipeline used as a component — is inlined: flatten turns the root DAG
-// into its container tasks, each under a flat key ("group/task"), with
-// its inputs bound to what they come from at the root (a pipeline
-// parameter, a constant, a container task's output), its dependencies on
-// the container tasks of the groups it ran after, and the conditions of
-// the groups around it, outermost first. A group's own dependencies and
-// conditions pass to every task in it, which is what KFP's driver does
-// when it skips or waits for a whole group.
+// a condition group (dsl.If/Elif/Else), an exit handler's group, a loop
+// (dsl.ParallelFor), a pipeline used as a component — is inlined: flatten
+// turns the root DAG into its container tasks, each under a flat key
+// ("group/task"; "loop/2/task" for an unrolled loop's third iteration),
+// with its inputs bound to what they come from at the root (a pipeline
+// parameter, a constant, a container task's output, a loop's item or the
+// collected outputs of a loop), its dependencies on the container tasks
+// of the groups it runs after, and the conditions of the groups around
+// it, outermost first. A group's own dependencies and conditions pass to
+// every task in it, which is what KFP's driver does when it skips or
+// waits for a whole group.
 
 // maxNesting bounds DAG nesting (a component may not contain itself).
 const maxNesting = 32
+
+// maxUnrolled bounds the iterations of a loop over a list known when
+// compiling, each a copy of the loop's tasks in the Pipeline.
+const maxUnrolled = 200
 
 // flatCondition is a triggerPolicy.condition of the task (a group or a
 // container task) at key id, over that task's inputs.
@@ -31,6 +42,21 @@ type flatCondition struct {
 	types  map[string]string
 }
 
+// flatLoop is a dsl.ParallelFor over a list known only at run time: its
+// tasks fan out over the list's items (Tekton's Matrix).
+type flatLoop struct {
+	key   string
+	items *InputParameter // the list, resolved
+	conds []*flatCondition
+}
+
+// loopGroup is what a loop group became: n unrolled iterations (a list
+// known when compiling), or a run-time loop.
+type loopGroup struct {
+	n       int
+	runtime *flatLoop
+}
+
 // flatScope is one DAG being inlined.
 type flatScope struct {
 	path      string // flat key prefix: "" at the root, "group/" inside group
@@ -39,18 +65,21 @@ type flatScope struct {
 	artifacts map[string]*InputArtifact
 	after     []string
 	conds     []*flatCondition
+	loop      *flatLoop
 	depth     int
 }
 
 type flattener struct {
 	spec   *PipelineSpec
 	tasks  map[string]*TaskSpec
-	groups map[string]bool
+	groups map[string]*ComponentSpec
+	loops  map[string]*loopGroup
 }
 
-// flatten returns the container tasks of the pipeline by flat key.
-func flatten(spec *PipelineSpec) (tasks map[string]*TaskSpec, groups map[string]bool, err error) {
-	f := &flattener{spec: spec, tasks: map[string]*TaskSpec{}, groups: map[string]bool{}}
+// flatten inlines the pipeline's groups; its tasks are the container
+// tasks by flat key.
+func flatten(spec *PipelineSpec) (*flattener, error) {
+	f := &flattener{spec: spec, tasks: map[string]*TaskSpec{}, groups: map[string]*ComponentSpec{}, loops: map[string]*loopGroup{}}
 	root := flatScope{comp: spec.Root, params: map[string]*InputParameter{}, artifacts: map[string]*InputArtifact{}}
 	if in := spec.Root.InputDefinitions; in != nil {
 		for name := range in.Parameters {
@@ -58,7 +87,10 @@ func flatten(spec *PipelineSpec) (tasks map[string]*TaskSpec, groups map[string]
 		}
 	}
 	if err := f.dag(root); err != nil {
-		return nil, nil, err
+		return nil, err
+	}
+	if err := f.resolveAll(); err != nil {
+		return nil, err
 	}
 	for _, key := range sortedKeys(f.tasks) {
 		t := f.tasks[key]
@@ -70,11 +102,11 @@ func flatten(spec *PipelineSpec) (tasks map[string]*TaskSpec, groups map[string]
 		t.DependentTasks = slices.Compact(deps)
 		for _, d := range t.DependentTasks {
 			if f.tasks[d].final && !t.final {
-				return nil, nil, unsupported(key, "task after an exit task or ignore_upstream_failure task", "it runs after %q, which runs in Tekton's finally", d)
+				return nil, unsupported(key, "task after an exit task or ignore_upstream_failure task", "it runs after %q, which runs in Tekton's finally", d)
 			}
 		}
 	}
-	return f.tasks, f.groups, nil
+	return f, nil
 }
 
 // leaves are the container tasks at key or inside the group at key.
@@ -129,27 +161,39 @@ func (f *flattener) task(s flatScope, name string) error {
 		after = append(after, s.path+dep)
 	}
 	final := t.TriggerPolicy != nil && t.TriggerPolicy.Strategy == "ALL_UPSTREAM_TASKS_COMPLETED"
-	if comp.DAG != nil {
-		if final {
-			return unsupported(key, "exit task that is a pipeline", "component %s is a DAG", t.ComponentRef.Name)
-		}
-		if len(comp.SinglePlatformSpecs) > 0 || len(comp.TaskConfigPassthroughs) > 0 {
-			return unsupported(key, "component platform configuration", "component %s", t.ComponentRef.Name)
-		}
-		f.groups[key] = true
-		return f.dag(flatScope{
-			path: key + "/", comp: comp, params: withDefaults(comp, params), artifacts: artifacts,
-			after: after, conds: conds, depth: s.depth + 1,
-		})
+	if len(t.ArtifactIter) > 0 {
+		return unsupported(key, "loop (dsl.ParallelFor over artifacts)", "artifactIterator")
 	}
-	leaf := *t
-	leaf.Inputs = &TaskInputs{Parameters: params, Artifacts: artifacts}
-	leaf.DependentTasks = after
-	leaf.TriggerPolicy = nil
-	leaf.conds = conds
-	leaf.final = final
-	f.tasks[key] = &leaf
-	return nil
+	isLoop := len(t.ParameterIter) > 0 || len(t.IteratorPolicy) > 0
+	if comp.DAG == nil {
+		if isLoop {
+			return unsupported(key, "loop (dsl.ParallelFor) over a container task", "an iterator on a task that is not a DAG")
+		}
+		leaf := *t
+		leaf.Inputs = &TaskInputs{Parameters: params, Artifacts: artifacts}
+		leaf.DependentTasks = after
+		leaf.TriggerPolicy = nil
+		leaf.conds = conds
+		leaf.final = final
+		leaf.loop = s.loop
+		f.tasks[key] = &leaf
+		return nil
+	}
+	if final {
+		return unsupported(key, "exit task that is a pipeline", "component %s is a DAG", t.ComponentRef.Name)
+	}
+	if len(comp.SinglePlatformSpecs) > 0 || len(comp.TaskConfigPassthroughs) > 0 {
+		return unsupported(key, "component platform configuration", "component %s", t.ComponentRef.Name)
+	}
+	f.groups[key] = comp
+	inner := flatScope{
+		path: key + "/", comp: comp, params: withDefaults(comp, params), artifacts: artifacts,
+		after: after, conds: conds, loop: s.loop, depth: s.depth + 1,
+	}
+	if isLoop {
+		return f.loop(inner, key, t)
+	}
+	return f.dag(inner)
 }
 
 // bind resolves a task's inputs in scope s; an input bound to an unset
@@ -184,7 +228,7 @@ func (f *flattener) bind(s flatScope, key string, t *TaskSpec) (map[string]*Inpu
 func (f *flattener) param(s flatScope, key, k string, in *InputParameter) (*InputParameter, error) {
 	switch {
 	case in.ParameterExpression != "":
-		return in, nil // refused by name when compiled
+		return f.selected(s, key, k, in)
 	case in.ComponentInputParameter != "":
 		if v, ok := s.params[in.ComponentInputParameter]; ok {
 			return v, nil
@@ -197,7 +241,12 @@ func (f *flattener) param(s flatScope, key, k string, in *InputParameter) (*Inpu
 		}
 		return nil, fmt.Errorf("task %q: input parameter %q refers to input %q, which its group does not declare", key, k, in.ComponentInputParameter)
 	case in.TaskOutputParameter != nil:
-		return f.output(s, key, in.TaskOutputParameter.ProducerTask, in.TaskOutputParameter.OutputParameterKey)
+		producer := in.TaskOutputParameter.ProducerTask
+		if _, ok := s.comp.DAG.Tasks[producer]; !ok {
+			return nil, fmt.Errorf("task %q: input parameter %q: producer task %q is not in the DAG", key, k, producer)
+		}
+		// Resolved once every group is known (resolveAll).
+		return &InputParameter{TaskOutputParameter: &TaskOutputParameter{ProducerTask: s.path + producer, OutputParameterKey: in.TaskOutputParameter.OutputParameterKey}}, nil
 	case len(in.TaskFinalStatus) > 0:
 		var src struct {
 			ProducerTask string `json:"producerTask"`
@@ -214,36 +263,126 @@ func (f *flattener) param(s flatScope, key, k string, in *InputParameter) (*Inpu
 	return in, nil
 }
 
-// output is where output parameter k of task producer (in scope s) comes
-// from: a container task's output, through the dag.outputs of groups.
-func (f *flattener) output(s flatScope, consumer, producer, k string) (*InputParameter, error) {
-	for depth := 0; ; depth++ {
-		pt, ok := s.comp.DAG.Tasks[producer]
-		if !ok || depth > maxNesting {
-			return nil, fmt.Errorf("task %q: producer task %q is not in the DAG", consumer, producer)
-		}
-		comp := f.spec.Components[pt.ComponentRef.Name]
-		if comp == nil {
-			return nil, fmt.Errorf("task %q: component %q is not defined", s.path+producer, pt.ComponentRef.Name)
-		}
-		if comp.DAG == nil {
-			return &InputParameter{TaskOutputParameter: &TaskOutputParameter{ProducerTask: s.path + producer, OutputParameterKey: k}}, nil
-		}
-		var out *DAGOutputParameter
-		if comp.DAG.Outputs != nil {
-			out = comp.DAG.Outputs.Parameters[k]
-		}
-		switch {
-		case out == nil:
-			return nil, fmt.Errorf("task %q: task %q has no output parameter %q", consumer, s.path+producer, k)
-		case len(out.ValueFromOneof) > 0:
-			return nil, unsupported(consumer, "output from dsl.OneOf", "output %q of %q", k, s.path+producer)
-		case out.ValueFromParameter == nil:
-			return nil, fmt.Errorf("task %q: output %q of %q has no source", consumer, k, s.path+producer)
-		}
-		s = flatScope{path: s.path + producer + "/", comp: comp}
-		producer, k = out.ValueFromParameter.ProducerSubtask, out.ValueFromParameter.OutputParameterKey
+// selected is an input with a parameterExpressionSelector (the SDK writes
+// one for a field of a loop item: parseJson(string_value)["a"]): applied
+// now to a value known when compiling, by the fan-out of a run-time loop
+// to its items.
+func (f *flattener) selected(s flatScope, key, k string, in *InputParameter) (*InputParameter, error) {
+	sel := in.ParameterExpression
+	if err := kfpcel.CheckSelector(sel); err != nil {
+		return nil, fmt.Errorf("task %q: input parameter %q: %w", key, k, err)
 	}
+	base := *in
+	base.ParameterExpression = ""
+	v, err := f.param(s, key, k, &base)
+	switch {
+	case err != nil:
+		return nil, err
+	case v == nil:
+		return nil, nil
+	case v.RuntimeValue != nil && len(v.RuntimeValue.Constant) > 0:
+		value := &structpb.Value{}
+		if err := value.UnmarshalJSON(v.RuntimeValue.Constant); err != nil {
+			return nil, fmt.Errorf("task %q: input parameter %q: %w", key, k, err)
+		}
+		out, err := kfpcel.Select(sel, value)
+		if err != nil {
+			return nil, fmt.Errorf("task %q: input parameter %q: %w", key, k, err)
+		}
+		raw, err := out.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		return &InputParameter{RuntimeValue: &RuntimeValue{Constant: raw}}, nil
+	case v.loopItem != nil && v.selector == "":
+		return &InputParameter{loopItem: v.loopItem, selector: sel}, nil
+	}
+	return nil, unsupported(key, "parameter expression selector on a value known only at run time", "input parameter %q (%s) is not a loop's item", k, sel)
+}
+
+// loop inlines a dsl.ParallelFor group (scope s is its inside): unrolled
+// when its list is known when compiling (a raw list, or a constant),
+// iteration i after iteration i-parallelismLimit; otherwise a run-time
+// loop.
+func (f *flattener) loop(s flatScope, key string, t *TaskSpec) error {
+	var it struct {
+		ItemInput string `json:"itemInput"`
+		Items     struct {
+			Raw            string `json:"raw"`
+			InputParameter string `json:"inputParameter"`
+		} `json:"items"`
+	}
+	var policy struct {
+		ParallelismLimit int `json:"parallelismLimit"`
+	}
+	if err := json.Unmarshal(t.ParameterIter, &it); err != nil || it.ItemInput == "" {
+		return fmt.Errorf("task %q: parameterIterator without itemInput", key)
+	}
+	if len(t.IteratorPolicy) > 0 {
+		if err := json.Unmarshal(t.IteratorPolicy, &policy); err != nil {
+			return fmt.Errorf("task %q: iteratorPolicy: %w", key, err)
+		}
+	}
+	var list *InputParameter
+	switch {
+	case it.Items.Raw != "":
+		list = &InputParameter{RuntimeValue: &RuntimeValue{Constant: json.RawMessage(strconv.Quote(it.Items.Raw))}}
+	case it.Items.InputParameter != "":
+		if list = s.params[it.Items.InputParameter]; list == nil {
+			return fmt.Errorf("task %q: the loop's list %q is not bound", key, it.Items.InputParameter)
+		}
+	default:
+		return fmt.Errorf("task %q: parameterIterator has no items", key)
+	}
+	if list.RuntimeValue != nil {
+		items, err := constantList(list.RuntimeValue.Constant)
+		if err != nil {
+			return fmt.Errorf("task %q: the loop's items: %w", key, err)
+		}
+		if len(items) > maxUnrolled {
+			return unsupported(key, "loop over more than 200 items known when compiling", "%d items: each is a copy of the loop's tasks", len(items))
+		}
+		f.loops[key] = &loopGroup{n: len(items)}
+		for i, item := range items {
+			iter := s
+			iter.path = key + "/" + strconv.Itoa(i) + "/"
+			iter.params = withDefaults(s.comp, s.params)
+			iter.params[it.ItemInput] = &InputParameter{RuntimeValue: &RuntimeValue{Constant: item}}
+			if limit := policy.ParallelismLimit; limit > 0 && i >= limit {
+				iter.after = append(slices.Clip(s.after), key+"/"+strconv.Itoa(i-limit))
+			}
+			if err := f.dag(iter); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if policy.ParallelismLimit > 0 {
+		return unsupported(key, "parallelism limit on a loop over a run-time list", "parallelismLimit %d: Tekton's Matrix starts every iteration at once", policy.ParallelismLimit)
+	}
+	if s.loop != nil {
+		return unsupported(key, "loop over a run-time list inside another", "inside %q", s.loop.key)
+	}
+	loop := &flatLoop{key: key, items: list, conds: s.conds}
+	f.loops[key] = &loopGroup{runtime: loop}
+	s.loop = loop
+	s.params = withDefaults(s.comp, s.params)
+	s.params[it.ItemInput] = &InputParameter{loopItem: loop}
+	return f.dag(s)
+}
+
+// constantList is a loop's items from a constant: a JSON list, or text
+// holding one (the SDK writes a raw list as text).
+func constantList(raw json.RawMessage) ([]json.RawMessage, error) {
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		raw = json.RawMessage(text)
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, fmt.Errorf("%s is not a JSON list", raw)
+	}
+	return items, nil
 }
 
 func (f *flattener) artifact(s flatScope, key, k string, in *InputArtifact) (*InputArtifact, error) {
@@ -259,18 +398,135 @@ func (f *flattener) artifact(s flatScope, key, k string, in *InputArtifact) (*In
 	case in.TaskOutputArtifact == nil:
 		return in, nil
 	}
-	producer, ak := in.TaskOutputArtifact.ProducerTask, in.TaskOutputArtifact.OutputArtifactKey
-	for depth := 0; ; depth++ {
-		pt, ok := s.comp.DAG.Tasks[producer]
-		if !ok || depth > maxNesting {
-			return nil, fmt.Errorf("task %q: input artifact %q: producer task %q is not in the DAG", key, k, producer)
+	producer := in.TaskOutputArtifact.ProducerTask
+	if _, ok := s.comp.DAG.Tasks[producer]; !ok {
+		return nil, fmt.Errorf("task %q: input artifact %q: producer task %q is not in the DAG", key, k, producer)
+	}
+	return &InputArtifact{TaskOutputArtifact: &TaskOutputArtifact{ProducerTask: s.path + producer, OutputArtifactKey: in.TaskOutputArtifact.OutputArtifactKey}}, nil
+}
+
+// resolveAll turns every reference to a group's output (inputs, the
+// inputs of conditions, the lists of run-time loops) into where the value
+// comes from, now that every group is known.
+func (f *flattener) resolveAll() error {
+	params := func(task string, m map[string]*InputParameter) error {
+		for _, k := range sortedKeys(m) {
+			r, err := f.resolveParam(task, m[k])
+			if err != nil {
+				return err
+			}
+			m[k] = r
 		}
-		comp := f.spec.Components[pt.ComponentRef.Name]
+		return nil
+	}
+	for _, key := range sortedKeys(f.tasks) {
+		t := f.tasks[key]
+		if err := params(key, t.Inputs.Parameters); err != nil {
+			return err
+		}
+		for _, cond := range t.conds {
+			if err := params(cond.id, cond.inputs); err != nil {
+				return err
+			}
+		}
+		for _, k := range sortedKeys(t.Inputs.Artifacts) {
+			a := t.Inputs.Artifacts[k]
+			if a.TaskOutputArtifact == nil {
+				continue
+			}
+			r, err := f.resolveArtifact(key, k, a.TaskOutputArtifact.ProducerTask, a.TaskOutputArtifact.OutputArtifactKey)
+			if err != nil {
+				return err
+			}
+			t.Inputs.Artifacts[k] = r
+		}
+		if t.loop != nil {
+			var err error
+			if t.loop.items, err = f.resolveParam(t.loop.key, t.loop.items); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (f *flattener) resolveParam(consumer string, in *InputParameter) (*InputParameter, error) {
+	if in == nil || in.TaskOutputParameter == nil {
+		return in, nil
+	}
+	return f.resolveOutput(consumer, in.TaskOutputParameter.ProducerTask, in.TaskOutputParameter.OutputParameterKey)
+}
+
+// resolveOutput is where output parameter k of the task or group at key
+// comes from: a container task's output, through the dag.outputs of
+// groups; a loop's output is the list of its iterations' values
+// (dsl.Collected).
+func (f *flattener) resolveOutput(consumer, key, k string) (*InputParameter, error) {
+	for depth := 0; depth <= maxNesting; depth++ {
+		if _, leaf := f.tasks[key]; leaf {
+			return &InputParameter{TaskOutputParameter: &TaskOutputParameter{ProducerTask: key, OutputParameterKey: k}}, nil
+		}
+		comp := f.groups[key]
 		if comp == nil {
-			return nil, fmt.Errorf("task %q: component %q is not defined", s.path+producer, pt.ComponentRef.Name)
+			return nil, fmt.Errorf("task %q: producer task %q is not in the DAG", consumer, key)
 		}
-		if comp.DAG == nil {
-			return &InputArtifact{TaskOutputArtifact: &TaskOutputArtifact{ProducerTask: s.path + producer, OutputArtifactKey: ak}}, nil
+		var out *DAGOutputParameter
+		if comp.DAG.Outputs != nil {
+			out = comp.DAG.Outputs.Parameters[k]
+		}
+		switch {
+		case out == nil:
+			return nil, fmt.Errorf("task %q: task %q has no output parameter %q", consumer, key, k)
+		case len(out.ValueFromOneof) > 0:
+			return nil, unsupported(consumer, "output from dsl.OneOf", "output %q of %q", k, key)
+		case out.ValueFromParameter == nil:
+			return nil, fmt.Errorf("task %q: output %q of %q has no source", consumer, k, key)
+		}
+		sub, subKey := out.ValueFromParameter.ProducerSubtask, out.ValueFromParameter.OutputParameterKey
+		if loop := f.loops[key]; loop != nil {
+			return f.collect(consumer, key, loop, sub, subKey)
+		}
+		key, k = key+"/"+sub, subKey
+	}
+	return nil, fmt.Errorf("task %q: outputs nested more than %d deep", consumer, maxNesting)
+}
+
+// collect is the output of a loop: each iteration's value.
+func (f *flattener) collect(consumer, key string, loop *loopGroup, sub, k string) (*InputParameter, error) {
+	if loop.runtime != nil {
+		in, err := f.resolveOutput(consumer, key+"/"+sub, k)
+		if err != nil {
+			return nil, err
+		}
+		if in.TaskOutputParameter == nil {
+			return nil, unsupported(consumer, "collected output of nested loops", "output %q of %q", k, key)
+		}
+		return &InputParameter{collectedFrom: in.TaskOutputParameter}, nil
+	}
+	out := &InputParameter{collected: []*InputParameter{}}
+	for i := 0; i < loop.n; i++ {
+		in, err := f.resolveOutput(consumer, key+"/"+strconv.Itoa(i)+"/"+sub, k)
+		if err != nil {
+			return nil, err
+		}
+		if in.TaskOutputParameter == nil {
+			return nil, unsupported(consumer, "collected output of nested loops", "output %q of %q", k, key)
+		}
+		out.collected = append(out.collected, in)
+	}
+	return out, nil
+}
+
+// resolveArtifact follows output artifact ak of the task or group at key
+// to the container task producing it.
+func (f *flattener) resolveArtifact(consumer, k, key, ak string) (*InputArtifact, error) {
+	for depth := 0; depth <= maxNesting; depth++ {
+		if _, leaf := f.tasks[key]; leaf {
+			return &InputArtifact{TaskOutputArtifact: &TaskOutputArtifact{ProducerTask: key, OutputArtifactKey: ak}}, nil
+		}
+		comp := f.groups[key]
+		if comp == nil {
+			return nil, fmt.Errorf("task %q: input artifact %q: producer task %q is not in the DAG", consumer, k, key)
 		}
 		var raw json.RawMessage
 		if comp.DAG.Outputs != nil {
@@ -283,14 +539,17 @@ func (f *flattener) artifact(s flatScope, key, k string, in *InputArtifact) (*In
 			} `json:"artifactSelectors"`
 		}
 		if len(raw) == 0 || json.Unmarshal(raw, &sel) != nil || len(sel.ArtifactSelectors) == 0 {
-			return nil, fmt.Errorf("task %q: input artifact %q: task %q has no output artifact %q", key, k, s.path+producer, ak)
+			return nil, fmt.Errorf("task %q: input artifact %q: task %q has no output artifact %q", consumer, k, key, ak)
 		}
 		if len(sel.ArtifactSelectors) > 1 {
-			return nil, unsupported(key, "output from dsl.OneOf", "artifact %q of %q", ak, s.path+producer)
+			return nil, unsupported(consumer, "output from dsl.OneOf", "artifact %q of %q", ak, key)
 		}
-		s = flatScope{path: s.path + producer + "/", comp: comp}
-		producer, ak = sel.ArtifactSelectors[0].ProducerSubtask, sel.ArtifactSelectors[0].OutputArtifactKey
+		if f.loops[key] != nil {
+			return nil, unsupported(consumer, "artifact list (dsl.Collected artifacts of a loop)", "input artifact %q from %q", k, key)
+		}
+		key, ak = key+"/"+sel.ArtifactSelectors[0].ProducerSubtask, sel.ArtifactSelectors[0].OutputArtifactKey
 	}
+	return nil, fmt.Errorf("task %q: artifacts nested more than %d deep", consumer, maxNesting)
 }
 
 // withDefaults adds a group's declared defaults for its unbound inputs.

@@ -128,6 +128,8 @@ type TaskSpec struct {
 	// (an exit task, or one that ignores upstream failures).
 	conds []*flatCondition
 	final bool
+	// loop is the run-time loop the task fans out over, if any.
+	loop *flatLoop
 }
 
 // TaskInfo is the task's display information.
@@ -155,6 +157,14 @@ type InputParameter struct {
 	TaskOutputParameter     *TaskOutputParameter
 	TaskFinalStatus         json.RawMessage
 	ParameterExpression     string
+
+	// Set by flatten: the current item of a run-time loop (with the
+	// selector of one of its fields, if any); the outputs of an unrolled
+	// loop's iterations; the output of a run-time loop's fanned-out task.
+	loopItem      *flatLoop
+	selector      string
+	collected     []*InputParameter
+	collectedFrom *TaskOutputParameter
 }
 
 // RuntimeValue is a constant (a google.protobuf.Value as JSON).

@@ -78,6 +78,13 @@ type launchedTask struct {
 	params map[string]string
 	// inURIs are the input artifacts' URIs.
 	inURIs map[string]string
+	// items are the params holding the collected outputs of an unrolled
+	// loop, in order, by input; itemTypes their KFP type. rest is the
+	// input collected from a run-time loop (an array param, restParam).
+	items           map[string][]string
+	itemTypes       map[string]string
+	rest, restParam string
+	restType        string
 	// results maps output parameters to TaskSpec results.
 	results map[string]string
 }
@@ -158,6 +165,15 @@ func (c *compiler) launchSteps(lt launchedTask, exec *ContainerSpec) ([]tektonv1
 		}
 		args = append(args, "--param", key+"=$(params."+lt.params[key]+")")
 	}
+	for _, key := range sortedKeys(lt.itemTypes) {
+		args = append(args, "--item-type", key+"="+lt.itemTypes[key])
+		for _, p := range lt.items[key] {
+			args = append(args, "--item", key+"=$(params."+p+")")
+		}
+	}
+	if lt.rest != "" {
+		args = append(args, "--collect-rest", lt.rest+"="+lt.restType)
+	}
 	for _, key := range sortedKeys(lt.inURIs) {
 		if strings.Contains(key, "=") {
 			return nil, nil, unsupported(lt.name, "artifact name with '='", "input artifact %q", key)
@@ -176,6 +192,10 @@ func (c *compiler) launchSteps(lt launchedTask, exec *ContainerSpec) ([]tektonv1
 		"--pipeline-root", c.rootURI,
 		"--job-name", "$(context.pipelineRun.name)", "--job-uid", "$(context.pipelineRun.uid)",
 		"--task-uid", "$(context.taskRun.uid)")
+	if lt.rest != "" {
+		// The items of an array param each become an argument: last.
+		args = append(args, "--", "$(params."+lt.restParam+"[*])")
+	}
 	mount := []corev1.VolumeMount{{Name: LauncherVolume, MountPath: LauncherDir}}
 	prepare := tektonv1.Step{Name: PrepareStep, Image: c.opts.LauncherImage, Command: []string{LauncherPath},
 		Args: []string{"install", launchedBinary}, VolumeMounts: mount}

@@ -78,6 +78,7 @@ func Parse(data []byte) (*PipelineSpec, error) {
 	if err := checkSchemaVersion(version.SchemaVersion); err != nil {
 		return nil, err
 	}
+	main = dropTaskNames(main)
 	pb := &pipelinespec.PipelineSpec{}
 	if err := protojson.Unmarshal(main, pb); err != nil {
 		return nil, fmt.Errorf("kfp IR: unsupported or malformed pipeline spec: %w", locateError(main, err))
@@ -108,6 +109,46 @@ func Parse(data []byte) (*PipelineSpec, error) {
 		return nil, errors.New("kfp IR: root is missing")
 	}
 	return spec, nil
+}
+
+// dropTaskNames removes taskInfo.taskName from every task: the 2.0 beta
+// SDKs wrote it (a display name, as taskInfo.name is), pipeline_spec.proto
+// no longer has it, and nothing runs differently for it.
+func dropTaskNames(doc []byte) []byte {
+	var top map[string]any
+	if json.Unmarshal(doc, &top) != nil {
+		return doc
+	}
+	changed := false
+	dropIn := func(comp any) {
+		dag, _ := asMap(comp)["dag"].(map[string]any)
+		tasks, _ := dag["tasks"].(map[string]any)
+		for _, task := range tasks {
+			if info, ok := asMap(task)["taskInfo"].(map[string]any); ok {
+				if _, has := info["taskName"]; has {
+					delete(info, "taskName")
+					changed = true
+				}
+			}
+		}
+	}
+	dropIn(top["root"])
+	for _, comp := range asMap(top["components"]) {
+		dropIn(comp)
+	}
+	if !changed {
+		return doc
+	}
+	out, err := json.Marshal(top)
+	if err != nil {
+		return doc
+	}
+	return out
+}
+
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
 }
 
 func checkSchemaVersion(v string) error {

@@ -53,7 +53,7 @@ func TestParseRefusesProtoFields(t *testing.T) {
 }
 
 func TestParseNamesWhereDecodingFails(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("testdata", "refused", "loop.yaml"))
+	data, err := os.ReadFile(filepath.Join("testdata", "loop_static.yaml"))
 	require.NoError(t, err)
 	loop := string(data)
 	cases := []struct{ name, old, new, want string }{

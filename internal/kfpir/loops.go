@@ -1,0 +1,178 @@
+package kfpir
+
+import (
+	"sort"
+	"strconv"
+
+	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+)
+
+// Loops. A dsl.ParallelFor over a list known when compiling is unrolled by
+// flatten (one copy of its tasks per item, the item a constant). One over
+// a list known only at run time (a pipeline parameter, a task's output)
+// becomes a fan-out: the loop's items task (kfp-task items, in
+// Options.LauncherImage) turns the list into Tekton array results, the
+// items as text (a field of each when a task takes one, the SDK's
+// parseJson selector applied), and each of the loop's tasks runs once per
+// item through Tekton's Matrix over the array. A task of the loop taking
+// no item still runs once per item. Outputs collected from a loop
+// (dsl.Collected) reach the consumer as a list: from an unrolled loop one
+// param per iteration, from a run-time loop Tekton's aggregated array
+// result; either way the consumer runs under the launcher, which builds
+// the LIST value of the executor input.
+
+// ItemsResult is the prefix of a loop's items task's array results.
+const ItemsResult = "items"
+
+// loopItemParam is the param fanning out a loop's task that takes no item.
+const loopItemParam = "kfp-loop-item"
+
+// itemsKey is the flat key of a run-time loop's items task: the loop's.
+func itemsKey(loop *flatLoop) string { return loop.key }
+
+// selectors are the item selectors a loop's tasks use ("" for the whole
+// item, always first), each one array result of the items task.
+func (c *compiler) selectors(loop *flatLoop) []string {
+	set := map[string]bool{"": true}
+	for _, t := range c.flat {
+		if t.loop != loop {
+			continue
+		}
+		for _, in := range t.Inputs.Parameters {
+			if in.loopItem == loop {
+				set[in.selector] = true
+			}
+		}
+	}
+	out := sortedKeys(set)
+	sort.Strings(out)
+	return out
+}
+
+func (c *compiler) itemsRef(loop *flatLoop, selector string) string {
+	for j, s := range c.selectors(loop) {
+		if s == selector {
+			return "$(tasks." + c.taskNames[itemsKey(loop)] + ".results." + ItemsResult + "-" + strconv.Itoa(j) + "[*])"
+		}
+	}
+	return "" // every selector of the loop's tasks is in selectors
+}
+
+// itemsTask is a run-time loop's items task, with the condition tasks
+// it is the first to need (the loop's conditions guard it).
+func (c *compiler) itemsTask(loop *flatLoop) ([]tektonv1.PipelineTask, error) {
+	if c.opts.LauncherImage == "" {
+		return nil, unsupported(loop.key, "loop (dsl.ParallelFor) over a run-time list", "its fan-out needs Options.LauncherImage (an image with %s)", LauncherPath)
+	}
+	when, gates, err := c.whens(loop.key, loop.conds)
+	if err != nil {
+		return nil, err
+	}
+	list, _, err := c.inputValue(loop.key, "items", loop.items, "LIST")
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"items", "--list", "$(params.list)"}
+	var results []tektonv1.TaskResult
+	for j, sel := range c.selectors(loop) {
+		name := ItemsResult + "-" + strconv.Itoa(j)
+		args = append(args, "--result", sel, "$(results."+name+".path)")
+		desc := "the items as text"
+		if sel != "" {
+			desc = "the field " + sel + " of each item"
+		}
+		results = append(results, tektonv1.TaskResult{Name: name, Type: tektonv1.ResultsTypeArray, Description: desc})
+	}
+	pt := tektonv1.PipelineTask{
+		Name: c.taskNames[itemsKey(loop)], DisplayName: kfpTaskName(loop.key) + " (items)",
+		Params: tektonv1.Params{{Name: "list", Value: *tektonv1.NewStructuredValues(list)}},
+		When:   when,
+		TaskSpec: &tektonv1.EmbeddedTask{TaskSpec: tektonv1.TaskSpec{
+			Params:  tektonv1.ParamSpecs{{Name: "list", Type: tektonv1.ParamTypeString, Description: "the loop's list (JSON)"}},
+			Results: results,
+			Steps:   []tektonv1.Step{{Name: "items", Image: c.opts.LauncherImage, Command: []string{LauncherPath}, Args: args}},
+		}},
+	}
+	c.gates[itemsKey(loop)] = true
+	return append(gates, pt), nil
+}
+
+// collects says an input is a loop's collected outputs.
+func collects(special map[string]*InputParameter) bool {
+	for _, in := range special {
+		if in.collected != nil || in.collectedFrom != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// loopParam binds input key (TaskSpec param local, spec ps) to a loop's
+// item (the Matrix) or to a loop's collected outputs.
+func (c *compiler) loopParam(pt *tektonv1.PipelineTask, ts *tektonv1.TaskSpec, lt *launchedTask, name, key, local string, ps tektonv1.ParamSpec, in *InputParameter) error {
+	switch {
+	case in.loopItem != nil:
+		if pt.Matrix != nil {
+			return unsupported(name, "two fields of a run-time loop's item in one task", "input parameter %q: Tekton's Matrix would run every combination", key)
+		}
+		ts.Params = append(ts.Params, ps)
+		pt.Matrix = &tektonv1.Matrix{Params: tektonv1.Params{{Name: local, Value: *tektonv1.NewStructuredValues(c.itemsRef(in.loopItem, in.selector))}}}
+		lt.params[key] = local
+	case in.collected != nil:
+		typ := ""
+		for i, src := range in.collected {
+			typ = c.outputType(src.TaskOutputParameter)
+			v, _, err := c.inputValue(name, key, src, typ)
+			if err != nil {
+				return err
+			}
+			p := local + "-" + strconv.Itoa(i)
+			ts.Params = append(ts.Params, tektonv1.ParamSpec{Name: p, Type: tektonv1.ParamTypeString, Description: typ + ": item " + strconv.Itoa(i) + " of " + key})
+			pt.Params = append(pt.Params, tektonv1.Param{Name: p, Value: *tektonv1.NewStructuredValues(v)})
+			lt.items[key] = append(lt.items[key], p)
+		}
+		lt.itemTypes[key] = typ
+	default:
+		src := in.collectedFrom
+		if lt.rest != "" {
+			return unsupported(name, "two inputs collected from loops over run-time lists", "input parameters %q and %q", lt.rest, key)
+		}
+		r, ok := c.results[src.ProducerTask][src.OutputParameterKey]
+		if !ok {
+			return unsupported(name, "collected output", "task %q has no output parameter %q", src.ProducerTask, src.OutputParameterKey)
+		}
+		ts.Params = append(ts.Params, tektonv1.ParamSpec{Name: local, Type: tektonv1.ParamTypeArray, Description: "the collected " + key})
+		pt.Params = append(pt.Params, tektonv1.Param{Name: local, Value: *tektonv1.NewStructuredValues("$(tasks." + c.taskNames[src.ProducerTask] + ".results." + r + "[*])")})
+		lt.rest, lt.restParam, lt.restType = key, local, c.outputType(src)
+	}
+	return nil
+}
+
+// fanOut runs a task of a run-time loop that takes no item once per item.
+func (c *compiler) fanOut(pt *tektonv1.PipelineTask, ts *tektonv1.TaskSpec, name string, t *TaskSpec, local map[string]string) error {
+	if t.loop == nil || pt.Matrix != nil {
+		return nil
+	}
+	for _, l := range local {
+		if l == loopItemParam {
+			return unsupported(name, "input named "+loopItemParam, "in a loop over a run-time list")
+		}
+	}
+	ts.Params = append(ts.Params, tektonv1.ParamSpec{Name: loopItemParam, Type: tektonv1.ParamTypeString, Description: "the loop's item (unused: the task runs once per item)"})
+	pt.Matrix = &tektonv1.Matrix{Params: tektonv1.Params{{Name: loopItemParam, Value: *tektonv1.NewStructuredValues(c.itemsRef(t.loop, ""))}}}
+	return nil
+}
+
+// outputType is the KFP type of a task's output parameter.
+func (c *compiler) outputType(src *TaskOutputParameter) string {
+	t := c.flat[src.ProducerTask]
+	if t == nil {
+		return ""
+	}
+	if comp := c.spec.Components[t.ComponentRef.Name]; comp != nil && comp.OutputDefinitions != nil {
+		if def := comp.OutputDefinitions.Parameters[src.OutputParameterKey]; def != nil {
+			return def.ParameterType
+		}
+	}
+	return ""
+}
