@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -56,4 +57,97 @@ spec:
 	}, results)
 	logs := tkn(t, "pipelinerun", "logs", pr.Name, "-n", ns)
 	assert.NotContains(t, logs, "kfp-task:", "the launcher reported no error")
+}
+
+// TestConditionsLoopsAndCollectedOnTekton runs the control-flow pipeline
+// (internal/testfixtures/kfpexecutor/control_flow.yaml) through the
+// Tekton provider: an if/elif/else chain where the elif holds (its
+// condition decided by a condition task evaluating the SDK's CEL), a
+// numeric condition nested in it, and a loop over a task's output list
+// fanned out by Tekton's Matrix whose outputs are collected, in order,
+// as a typed list for a consumer.
+func TestConditionsLoopsAndCollectedOnTekton(t *testing.T) {
+	ns := namespace(t, "e2e-kfpv2-flow")
+	tektonProvider(t, ns)
+	demoPipeline(t, ns, "control-flow", "/control-flow.yaml")
+	waitFor(t, 4*time.Minute, "Pipeline control-flow synchronised", func() (bool, string) {
+		return synchronised(get(t, "Pipeline", ns, "control-flow"))
+	})
+	create(t, ns, `
+kind: Run
+metadata: {name: flow}
+spec:
+  provider: kfp
+  pipeline: control-flow
+  parameters:
+  - {name: side, value: tails}
+  - {name: n, value: "3"}
+`)
+	waitFor(t, 5*time.Minute, "Run flow Succeeded", func() (bool, string) {
+		state, msg := completionState(get(t, "Run", ns, "flow"))
+		return state == "Succeeded", state + ": " + msg
+	})
+	pr := runPipelineRun(t, ns, "flow")
+	results := map[string]string{}
+	for _, r := range pr.Status.Results {
+		results[r.Name] = r.Value.StringVal
+	}
+	assert.Equal(t, map[string]string{"Output": "[1,4,9]"}, results, "the squares of make-list's items, collected in order")
+	skipped := map[string]bool{}
+	for _, s := range pr.Status.SkippedTasks {
+		skipped[s.Name] = true
+	}
+	assert.Equal(t, map[string]bool{"say-heads": true, "say-edge": true}, skipped, "the if and the else are skipped; the elif and its nested condition run")
+	logs := tkn(t, "pipelinerun", "logs", pr.Name, "-n", ns)
+	assert.Contains(t, logs, "said: tails")
+	assert.Contains(t, logs, "said: big 3", "the nested int() condition held, and the f-string was filled")
+	assert.NotContains(t, logs, "kfp-task:", "the launcher reported no error")
+}
+
+// TestAnExitHandlerRunsAfterAFailure runs the exit-handler pipeline: the
+// group's task fails, the exit task still runs, and sees the group's
+// status as KFP's PipelineTaskFinalStatus (state FAILED).
+func TestAnExitHandlerRunsAfterAFailure(t *testing.T) {
+	ns := namespace(t, "e2e-kfpv2-exit")
+	tektonProvider(t, ns)
+	demoPipeline(t, ns, "exit-handler", "/exit-handler.yaml")
+	waitFor(t, 4*time.Minute, "Pipeline exit-handler synchronised", func() (bool, string) {
+		return synchronised(get(t, "Pipeline", ns, "exit-handler"))
+	})
+	create(t, ns, `
+kind: Run
+metadata: {name: failing}
+spec:
+  provider: kfp
+  pipeline: exit-handler
+`)
+	waitFor(t, 4*time.Minute, "Run failing Failed", func() (bool, string) {
+		state, msg := completionState(get(t, "Run", ns, "failing"))
+		return state == "Failed", state + ": " + msg
+	})
+	pr := runPipelineRun(t, ns, "failing")
+	var cleanup *tektonv1.TaskRun
+	for _, ref := range pr.Status.ChildReferences {
+		if ref.PipelineTaskName == "cleanup" {
+			var tr tektonv1.TaskRun
+			require.NoError(t, cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: ref.Name}, &tr))
+			cleanup = &tr
+		}
+	}
+	require.NotNil(t, cleanup, "the exit task ran")
+	require.Len(t, cleanup.Status.Results, 1)
+	var status map[string]any
+	require.NoError(t, json.Unmarshal([]byte(cleanup.Status.Results[0].Value.StringVal), &status))
+	assert.Equal(t, "FAILED", status["state"])
+	assert.Equal(t, "exit-handler-1", status["pipelineTaskName"])
+	assert.Equal(t, pr.Name, status["pipelineJobResourceName"])
+}
+
+// runPipelineRun is the ML PipelineRun of a Run of the Tekton provider.
+func runPipelineRun(t *testing.T, ns, run string) tektonv1.PipelineRun {
+	t.Helper()
+	id, _, _ := unstructured.NestedString(get(t, "Run", ns, run).Object, "status", "provider", "id")
+	var pr tektonv1.PipelineRun
+	require.NoError(t, cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: id}, &pr))
+	return pr
 }

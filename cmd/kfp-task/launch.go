@@ -56,6 +56,11 @@ func launch(args []string) error {
 	fs.Var(artifactMeta, "artifact-metadata", "NAME=JSON: an input artifact's metadata; repeatable")
 	fs.Var(results, "result", "NAME=PATH: where output parameter NAME's text goes (a Tekton result); repeatable")
 	fs.Var(artifactResults, "artifact-result", "NAME=PATH: where output artifact NAME's {uri, metadata} goes; repeatable")
+	itemTypes, restType := namedFlags{}, namedFlags{}
+	var itemFlags listFlags
+	fs.Var(itemTypes, "item-type", "NAME=TYPE: input NAME is a list of the --item values for it, each of KFP type TYPE; repeatable")
+	fs.Var(&itemFlags, "item", "NAME=TEXT: the next item of the list input NAME (see --item-type); repeatable, in order")
+	fs.Var(restType, "collect-rest", "NAME=TYPE: input NAME is the list of the arguments after --, each of KFP type TYPE")
 	var rt launcher.Runtime
 	fs.StringVar(&rt.OutputURI, "output-uri", "", "URI under which the output artifacts live")
 	fs.StringVar(&rt.OutputDir, "output-dir", "", "local directory for output-parameter files and the executor output")
@@ -67,8 +72,18 @@ func launch(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
+	if fs.NArg() > 0 && len(restType) == 0 {
 		return fmt.Errorf("launch: unexpected arguments %q", fs.Args())
+	}
+	collected, err := collectedLists(itemTypes, itemFlags, restType, fs.Args())
+	if err != nil {
+		return fmt.Errorf("launch: %w", err)
+	}
+	for name, text := range collected {
+		if _, dup := params[name]; dup {
+			return fmt.Errorf("launch: input %q given as --param and as a list", name)
+		}
+		params[name] = text
 	}
 	var spec launcher.Spec
 	dec := json.NewDecoder(strings.NewReader(*specJSON))
@@ -179,4 +194,57 @@ func prepareArtifacts(ei *pipelinespec.ExecutorInput) error {
 		}
 	}
 	return nil
+}
+
+// listFlags collects repeatable flags in order.
+type listFlags []string
+
+func (f *listFlags) String() string     { return strings.Join(*f, ",") }
+func (f *listFlags) Set(v string) error { *f = append(*f, v); return nil }
+
+// collectedLists are the LIST inputs built from a loop's collected
+// outputs (dsl.Collected): each item's text read as its KFP type, the
+// list as JSON text.
+func collectedLists(itemTypes namedFlags, itemFlags listFlags, restType namedFlags, rest []string) (map[string]string, error) {
+	texts := map[string][]string{}
+	for name := range itemTypes {
+		texts[name] = []string{}
+	}
+	for _, item := range itemFlags {
+		name, text, ok := strings.Cut(item, "=")
+		if _, declared := itemTypes[name]; !ok || !declared {
+			return nil, fmt.Errorf("--item %q: want NAME=TEXT for a NAME given --item-type", item)
+		}
+		texts[name] = append(texts[name], text)
+	}
+	types := map[string]string{}
+	for name, typ := range itemTypes {
+		types[name] = typ
+	}
+	if len(restType) > 1 {
+		return nil, fmt.Errorf("--collect-rest given twice")
+	}
+	for name, typ := range restType {
+		if _, dup := texts[name]; dup {
+			return nil, fmt.Errorf("input %q given as --item-type and --collect-rest", name)
+		}
+		texts[name], types[name] = rest, typ
+	}
+	out := map[string]string{}
+	for name, list := range texts {
+		values := make([]any, 0, len(list))
+		for i, text := range list {
+			v, err := launcher.Value(types[name], text)
+			if err != nil {
+				return nil, fmt.Errorf("input %q, item %d: %w", name, i, err)
+			}
+			values = append(values, v.AsInterface())
+		}
+		data, err := json.Marshal(values)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = string(data)
+	}
+	return out, nil
 }

@@ -127,3 +127,17 @@ func TestLaunchRunsAComponentUnderTheExecutorProtocol(t *testing.T) {
 	err = launch(append(missing, "--output-dir", dir))
 	assert.ErrorContains(t, err, `input parameter "a" has no value and no default`)
 }
+
+func TestCollectedListsAreTypedLists(t *testing.T) {
+	got, err := collectedLists(namedFlags{"nums": "NUMBER_INTEGER", "none": "STRING"}, listFlags{"nums=2", "nums=4"},
+		namedFlags{"words": "STRING"}, []string{"a", "b c", "--"})
+	require.NoError(t, err)
+	assert.JSONEq(t, `[2, 4]`, got["nums"])
+	assert.JSONEq(t, `[]`, got["none"], "a loop over no items collects an empty list")
+	assert.JSONEq(t, `["a", "b c", "--"]`, got["words"], "everything after the -- is an item")
+
+	_, err = collectedLists(namedFlags{"nums": "NUMBER_INTEGER"}, listFlags{"nums=two"}, nil, nil)
+	assert.ErrorContains(t, err, `input "nums", item 0`)
+	_, err = collectedLists(namedFlags{}, listFlags{"undeclared=1"}, nil, nil)
+	assert.Error(t, err)
+}

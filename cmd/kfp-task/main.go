@@ -15,7 +15,9 @@
 //	kfp-task mkdir DIR...
 //	kfp-task install PATH
 //	kfp-task condition --condition CEL --result PATH [--param KEY TYPE TEXT ...]
-//	kfp-task launch --spec JSON --output-uri URI --output-dir DIR [--param N=TEXT] [--artifact N=URI] [--result N=PATH] ...
+//	kfp-task items --list JSON --result SELECTOR PATH [--result SELECTOR PATH ...]
+//	kfp-task launch --spec JSON --output-uri URI --output-dir DIR [--param N=TEXT] [--artifact N=URI] [--result N=PATH]
+//	                [--item-type N=TYPE --item N=TEXT ...] [--collect-rest N=TYPE ... -- TEXT...]
 //	kfp-task KIND OPERATION --provider-config F --resource F --output F [--pipeline-definition F]
 //	kfp-task relay-events --listen 127.0.0.1:8099 --to URL --token-file FILE [--ca-file FILE]
 package main

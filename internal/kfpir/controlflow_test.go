@@ -2,6 +2,10 @@ package kfpir
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -175,4 +179,94 @@ func TestFStringsReferToOtherInputs(t *testing.T) {
 	require.Len(t, tasks, 2, "one task per item of the raw list")
 	assert.Equal(t, "a and $(params.name).", tasks["for-loop-2-0-echo"].Params[0].Value.StringVal)
 	assert.Equal(t, "b and $(params.name).", tasks["for-loop-2-1-echo"].Params[0].Value.StringVal)
+}
+
+// TestTheE2EPipelinesCompile compiles the e2e suite's control-flow and
+// exit-handler pipelines, so a mistake in them shows before the node.
+func TestTheE2EPipelinesCompile(t *testing.T) {
+	for _, file := range []string{"control_flow.yaml", "exit_handler.yaml"} {
+		data, err := os.ReadFile(filepath.Join("..", "testfixtures", "kfpexecutor", file))
+		require.NoError(t, err)
+		spec, err := Parse(data)
+		require.NoError(t, err, file)
+		compileValid(t, spec, Options{Name: "x", LauncherImage: launcherImage})
+	}
+	data, _ := os.ReadFile(filepath.Join("..", "testfixtures", "kfpexecutor", "control_flow.yaml"))
+	spec, _ := Parse(data)
+	p := compileValid(t, spec, Options{Name: "x", LauncherImage: launcherImage})
+	tasks := byName(p.Spec.Tasks)
+	square := tasks["square"]
+	require.NotNil(t, square.Matrix, "the loop over make-list's output fans out")
+	assert.Equal(t, "$(tasks.for-loop-5.results.items-0[*])", square.Matrix.Params[0].Value.StringVal)
+	assert.Equal(t, []string{"items", "--list", "$(params.list)", "--result", "", "$(results.items-0.path)"}, tasks["for-loop-5"].TaskSpec.Steps[0].Args)
+	assert.Equal(t, "$(tasks.make-list.results.Output)", tasks["for-loop-5"].Params[0].Value.StringVal)
+	total := tasks["total"]
+	assert.Equal(t, "$(tasks.square.results.Output[*])", total.Params[0].Value.StringVal, "Collected: the fanned-out results as an array")
+	args := total.TaskSpec.Steps[1].Args
+	assert.Equal(t, []string{"--", "$(params.nums[*])"}, args[len(args)-2:])
+	assert.Contains(t, args, "nums=NUMBER_INTEGER")
+	assert.Equal(t, "big $(params.n)", tasks["say-big"].Params[0].Value.StringVal, "an f-string")
+}
+
+// TestALoopOverAListKnownWhenCompilingIsUnrolled: one copy of the loop's
+// tasks per item, iteration i after iteration i-parallelismLimit, and the
+// collected outputs one param each, in order.
+func TestALoopOverAListKnownWhenCompilingIsUnrolled(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "testfixtures", "kfpexecutor", "control_flow.yaml"))
+	require.NoError(t, err)
+	spec, err := Parse(data)
+	require.NoError(t, err)
+	loop := spec.Root.DAG.Tasks["for-loop-5"]
+	loop.ParameterIter = raw(`{"itemInput":"pipelinechannel--make-list-Output-loop-item","items":{"raw":"[10, 20, 30]"}}`)
+	loop.IteratorPolicy = raw(`{"parallelismLimit":2}`)
+	p := compileValid(t, spec, Options{Name: "x", LauncherImage: launcherImage})
+	tasks := byName(p.Spec.Tasks)
+	assert.NotContains(t, tasks, "for-loop-5", "no fan-out task")
+	for i, x := range []string{"10", "20", "30"} {
+		sq := tasks["for-loop-5-"+strconv.Itoa(i)+"-square"]
+		require.NotNil(t, sq.TaskSpec, "iteration %d", i)
+		assert.Nil(t, sq.Matrix)
+		assert.Equal(t, x, sq.Params[0].Value.StringVal)
+	}
+	assert.Contains(t, tasks["for-loop-5-2-square"].RunAfter, "for-loop-5-0-square", "at most two at once")
+	assert.NotContains(t, tasks["for-loop-5-1-square"].RunAfter, "for-loop-5-0-square")
+	total := tasks["total"]
+	var values []string
+	for _, p := range total.Params {
+		values = append(values, p.Value.StringVal)
+	}
+	assert.Equal(t, []string{"$(tasks.for-loop-5-0-square.results.Output)", "$(tasks.for-loop-5-1-square.results.Output)", "$(tasks.for-loop-5-2-square.results.Output)"}, values)
+	args := strings.Join(total.TaskSpec.Steps[1].Args, " ")
+	assert.Contains(t, args, "--item-type nums=NUMBER_INTEGER --item nums=$(params.nums-0) --item nums=$(params.nums-1) --item nums=$(params.nums-2)")
+}
+
+func TestLoopRefusals(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "testfixtures", "kfpexecutor", "control_flow.yaml"))
+	require.NoError(t, err)
+	for name, tc := range map[string]struct {
+		mutate  func(*PipelineSpec)
+		feature string
+	}{
+		"parallelism over a run-time list": {func(s *PipelineSpec) {
+			s.Root.DAG.Tasks["for-loop-5"].IteratorPolicy = raw(`{"parallelismLimit":2}`)
+		}, "parallelism limit on a loop over a run-time list"},
+		"too many items": {func(s *PipelineSpec) {
+			s.Root.DAG.Tasks["for-loop-5"].ParameterIter = raw(`{"itemInput":"pipelinechannel--make-list-Output-loop-item","items":{"raw":"[` + strings.Repeat("1,", 200) + `1]"}}`)
+		}, "more than 200 items"},
+		"data between the loop's tasks": {func(s *PipelineSpec) {
+			body := s.Components["comp-for-loop-5"].DAG.Tasks
+			body["again"] = &TaskSpec{ComponentRef: ComponentRef{Name: "comp-square"}, Inputs: &TaskInputs{Parameters: map[string]*InputParameter{
+				"x": {TaskOutputParameter: &TaskOutputParameter{ProducerTask: "square", OutputParameterKey: "Output"}}}}}
+		}, "data passed between the tasks of a loop"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			spec, err := Parse(data)
+			require.NoError(t, err)
+			tc.mutate(spec)
+			_, err = Compile(spec, Options{Name: "x", LauncherImage: launcherImage})
+			var ue *UnsupportedError
+			require.ErrorAs(t, err, &ue)
+			assert.Contains(t, ue.Feature, tc.feature)
+		})
+	}
 }
