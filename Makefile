@@ -134,5 +134,5 @@ $(CONTROLLER_GEN): hack/tools/controller-gen/go.mod
 ##@ Main job
 
 .PHONY: demo
-demo: $(HELM) ## The main job on the local real cluster (see README).
+demo: $(HELM) ## The main job on the local real cluster (see docs/demo.md).
 	./hack/demo.sh
