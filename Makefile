@@ -101,7 +101,7 @@ chaos: ## The chaos suite on the running local cluster (leader kills, kube-apise
 soak: ## The chaos suite again and again for SOAK_DURATION (default 1h), SOAK_FLAGS e.g. -per-kind 20 -rounds 9; figures per iteration and overall; run after make demo.
 	./hack/cluster.sh exec env GOPROXY=off GOFLAGS=-mod=readonly go run ./bench/soak -duration $${SOAK_DURATION:-1h} $(SOAK_FLAGS)
 
-bench-scale: ## Operator overhead over Tekton with kwok's fake node (SCALE_N resources, SCALE_FLAGS e.g. -tekton-qps 100 -tekton-threads 8); run after make demo.
+bench-scale: ## Operator overhead over Tekton with kwok's fake node (SCALE_N resources, SCALE_FLAGS e.g. -tekton-qps 100 -tekton-threads 8, or -fairness for a second namespace's latency during the burst); run after make demo.
 	./hack/cluster.sh exec go run ./bench/scale -n $(SCALE_N) $(SCALE_FLAGS)
 
 bench-cluster: ## Figures of the local real cluster (pod, TaskRun, operation latency; memory); run after make demo.
@@ -134,5 +134,5 @@ $(CONTROLLER_GEN): hack/tools/controller-gen/go.mod
 ##@ Main job
 
 .PHONY: demo
-demo: $(HELM) ## The main job on the local real cluster (see README).
+demo: $(HELM) ## The main job on the local real cluster (see docs/demo.md).
 	./hack/demo.sh

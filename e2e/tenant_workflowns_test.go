@@ -10,7 +10,7 @@ package e2e
 // for it, like its own account.
 //
 // The local cluster's network plugin (CNI bridge) does not enforce
-// NetworkPolicies (README, Provider services), so no connection is tried:
+// NetworkPolicies (docs/provider-services.md), so no connection is tried:
 // the policies the operator applied are matched against the labels of the
 // pods the real Tekton ran, which is what an enforcing plugin would do.
 

@@ -82,7 +82,9 @@ const (
 	// RunConfiguration artifact that does not exist yet; the run waits.
 	ReasonDependencyMissing = "DependencyMissing"
 	// ReasonQueued: the operation waits for room among its Provider's
-	// operations in flight (the operator's maxOperationsInFlight); it starts,
-	// first in first out, as they end.
+	// operations in flight (the operator's maxOperationsInFlight); it starts
+	// as they end, in its turn: the namespaces waiting take turns, so do
+	// the kinds waiting within a namespace, and within a namespace and kind
+	// the first in goes first.
 	ReasonQueued = "Queued"
 )

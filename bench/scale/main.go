@@ -17,11 +17,19 @@
 //     CPU seconds and API requests per Experiment, and Tekton's controller
 //     CPU in each phase.
 //
+// With -fairness it measures latency instead of throughput (fairness.go):
+// the Provider also admits a second namespace, B; one Experiment of B alone
+// (the idle baseline), then one applied as N Experiments of the bench's
+// namespace end their creates, and one once the leader has queued them,
+// each timed from apply to its PipelineRun created and to Ready, with the
+// ratios to the baseline. The direct and operator phases do not run then.
+//
 // It prints figures and asserts nothing but completion. It needs the local
 // cluster with the operator installed by its chart:
 //
 //	hack/cluster.sh up && hack/cluster.sh exec ./hack/install-operator.sh
 //	hack/cluster.sh exec go run ./bench/scale -n 1000
+//	hack/cluster.sh exec go run ./bench/scale -n 1000 -fairness
 package main
 
 import (
@@ -88,18 +96,31 @@ const (
 )
 
 func main() {
-	n := flag.Int("n", 1000, "PipelineRuns created directly, then Experiments applied")
+	n := flag.Int("n", 1000, "PipelineRuns created directly, then Experiments applied (with -fairness: the burst's Experiments)")
 	skipDirect := flag.Bool("skip-direct", false, "skip Tekton's direct baseline")
 	limit := flag.Duration("timeout", 2*time.Hour, "give up on a phase after this long")
-	keep := flag.Bool("keep", false, "leave the namespace and what is in it (resources, runs, pods) behind")
+	keep := flag.Bool("keep", false, "leave the namespaces and what is in them (resources, runs, pods) behind")
 	var tuning tektonTuning
 	flag.IntVar(&tuning.qps, "tekton-qps", 0, "run Tekton's controller with this -kube-api-qps (it doubles it), burst twice that; 0: as installed (20 effective)")
 	flag.IntVar(&tuning.threads, "tekton-threads", 0, "run Tekton's controller with this -threads-per-controller; 0: as installed (2)")
+	fairness := flag.Bool("fairness", false, "instead of the direct and operator phases, time one Experiment of a second namespace (apply to PipelineRun created, and to Ready) alone, then during a burst of -n in the bench's namespace; -n must exceed the operator's maxOperationsInFlight (200) for a queue to form")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), `Usage: go run ./bench/scale [flags]
+
+Measures the operator's overhead over Tekton's own throughput with kwok's fake
+node (direct PipelineRuns, then Experiments through the operator); with
+-fairness, a quiet namespace's latency during another namespace's burst
+instead. Run inside the local cluster's network: hack/cluster.sh exec.
+
+Flags:
+`)
+		flag.PrintDefaults()
+	}
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *n, *skipDirect, *limit, *keep, tuning); err != nil {
+	if err := run(ctx, *n, *skipDirect, *fairness, *limit, *keep, tuning); err != nil {
 		fmt.Fprintln(os.Stderr, "scale-bench:", err)
 		os.Exit(1)
 	}
@@ -111,13 +132,16 @@ type bench struct {
 	clientset kubernetes.Interface
 	cache     cache.Cache
 	ns        string
-	n         int
-	limit     time.Duration
+	// quietNS is the second namespace of -fairness, admitted by the
+	// Provider in ns; "" without.
+	quietNS string
+	n       int
+	limit   time.Duration
 	// lastProgress is when a progress line was last printed.
 	lastProgress time.Time
 }
 
-func run(ctx context.Context, n int, skipDirect bool, limit time.Duration, keep bool, tuning tektonTuning) error {
+func run(ctx context.Context, n int, skipDirect, fairness bool, limit time.Duration, keep bool, tuning tektonTuning) error {
 	root := testenv.RepoRoot()
 	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(root, "bin", "kubeconfig"))
 	if err != nil {
@@ -147,6 +171,11 @@ func run(ctx context.Context, n int, skipDirect bool, limit time.Duration, keep 
 	if !keep {
 		defer b.cleanUp()
 	}
+	if fairness {
+		if err := b.createQuietNamespace(ctx); err != nil {
+			return err
+		}
+	}
 	stopSteering, err := b.steerTaskRunPods(ctx)
 	if err != nil {
 		return err
@@ -171,6 +200,9 @@ func run(ctx context.Context, n int, skipDirect bool, limit time.Duration, keep 
 	shape, err := b.operationShape(ctx)
 	if err != nil {
 		return err
+	}
+	if fairness {
+		return b.fairness(ctx)
 	}
 	tekton, err := findProcess(tektonNamespace, "tekton-pipelines-controller-")
 	if err != nil {
@@ -392,9 +424,13 @@ func (b *bench) tuneTekton(ctx context.Context, t tektonTuning) (func(), error) 
 
 // provider installs a Provider with the provider chart into the bench's namespace.
 func (b *bench) provider(ctx context.Context, root, image string) error {
-	out, err := exec.CommandContext(ctx, filepath.Join(root, "bin", "helm"), "install", "kfp", filepath.Join(root, "config", "helm", "kfp-tekton-provider"),
+	args := []string{"install", "kfp", filepath.Join(root, "config", "helm", "kfp-tekton-provider"),
 		"--kubeconfig", filepath.Join(root, "bin", "kubeconfig"), "--namespace", b.ns,
-		"--set", "provider.name=kfp", "--set", "provider.image="+image).CombinedOutput()
+		"--set", "provider.name=kfp", "--set", "provider.image=" + image}
+	if b.quietNS != "" {
+		args = append(args, "--set", "provider.allowedNamespaces={"+b.quietNS+"}")
+	}
+	out, err := exec.CommandContext(ctx, filepath.Join(root, "bin", "helm"), args...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("helm install: %v: %s", err, out)
 	}
@@ -524,21 +560,29 @@ func experiment(ns, name string) *pipelinesv1beta1.Experiment {
 }
 
 // cleanUp releases the Experiments without backend calls and deletes the
-// namespace (kwok still running, so the fake pods go too).
+// namespaces (kwok still running, so the fake pods go too): -fairness's
+// second one first, whose Experiments use the Provider of the first.
 func (b *bench) cleanUp() {
+	if b.quietNS != "" {
+		b.cleanUpNamespace(b.quietNS)
+	}
+	b.cleanUpNamespace(b.ns)
+}
+
+func (b *bench) cleanUpNamespace(ns string) {
 	ctx := context.Background()
-	fmt.Printf("cleaning up namespace %s\n", b.ns)
+	fmt.Printf("cleaning up namespace %s\n", ns)
 	list := &pipelinesv1beta1.ExperimentList{}
-	if err := b.c.List(ctx, list, client.InNamespace(b.ns)); err == nil {
+	if err := b.c.List(ctx, list, client.InNamespace(ns)); err == nil {
 		patch := client.RawPatch("application/merge-patch+json",
 			[]byte(`{"metadata":{"annotations":{"`+lifecycle.AnnotationSkipBackendDeletion+`":"true"}}}`))
 		_ = measure.Parallel(ctx, len(list.Items), workers, func(i int) error {
 			return client.IgnoreNotFound(b.c.Patch(ctx, &list.Items[i], patch))
 		})
 	}
-	_ = b.c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: b.ns}})
-	_ = b.waitFor(ctx, 30*time.Minute, "namespace "+b.ns+" gone", func() (bool, error) {
-		err := b.c.Get(ctx, client.ObjectKey{Name: b.ns}, &corev1.Namespace{})
+	_ = b.c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	_ = b.waitFor(ctx, 30*time.Minute, "namespace "+ns+" gone", func() (bool, error) {
+		err := b.c.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
 }

@@ -3,11 +3,25 @@
 // release applying thousands) would otherwise flood Tekton, whose queue
 // makes every run wait a pass over all the others between steps: the whole
 // burst then finishes together at its end, and any operation timeout shorter
-// than that fails all of it. Resources beyond the limit wait in a first-in,
-// first-out queue per Provider and are woken as runs end, with no polling.
+// than that fails all of it. Resources beyond the limit wait in a queue per
+// Provider and are woken as runs end, with no polling.
+//
+// A Provider serves many namespaces, and one team's burst must not make
+// everyone else's single operation wait for all of it: room that frees goes
+// round-robin to the namespaces waiting, and within a namespace round-robin
+// to the kinds waiting (a burst of Runs does not starve its Pipeline);
+// within a namespace and kind, waiters go first in, first out (fair.go).
+// A namespace that starts waiting has its first waiter admitted after at
+// most one admission of each namespace already waiting (and of those woken
+// already into room held for them, none while the Provider is full),
+// however many each queued. Room is held for the next in turn as it frees,
+// so a waiter that finds room but whose turn has not come (or a newcomer)
+// does not take it. Each step (queue, admit, forget) is O(1) in the number
+// waiting.
 package inflight
 
 import (
+	"container/list"
 	"context"
 	"sync"
 	"time"
@@ -40,17 +54,25 @@ type Limiter struct {
 
 	mu        sync.Mutex
 	providers map[string]*providerQueue
-	// waiting maps each queued Waiter's key to its provider.
-	waiting map[string]string
+	// waiting maps each queued Waiter's key to its place.
+	waiting map[string]*entry
 }
 
 // providerQueue is one Provider's waiters and its runs being created.
 type providerQueue struct {
-	waiters []Waiter
+	// fair holds the waiters no room is held for, in their turns.
+	fair fairQueue
+	// held are the waiters that room is held for (they were woken to take
+	// it), in the order it was: what frees goes to them first, and a
+	// newcomer cannot take it.
+	held list.List
 	// creating are runs admitted and created (or being created) that the
 	// cache has not shown yet, until when they stop counting.
 	creating map[types.NamespacedName]time.Time
 }
+
+// queued counts the provider's waiters, room held for them or not.
+func (q *providerQueue) queued() int { return q.fair.len() + q.held.Len() }
 
 // creationGrace bounds how long an admitted run the cache does not show
 // counts (one deleted at once never shows).
@@ -59,7 +81,7 @@ const creationGrace = 30 * time.Second
 // New is a limiter admitting limit operations in flight per Provider.
 func New(limit int, runs Runs, now func() time.Time) *Limiter {
 	return &Limiter{limit: limit, runs: runs, now: now,
-		providers: map[string]*providerQueue{}, waiting: map[string]string{}}
+		providers: map[string]*providerQueue{}, waiting: map[string]*entry{}}
 }
 
 // Limit is the operations in flight each Provider may have.
@@ -71,43 +93,61 @@ type Admission struct {
 	// InFlight counts the provider's operations in flight when asked
 	// (the new one not included).
 	InFlight int
-	// Position is the waiter's place in its provider's queue (0 = next),
-	// and Queued the queue's length, when not admitted.
-	Position, Queued int
+	// Queued counts the provider's waiters, when not admitted.
+	Queued int
+	// Held: not admitted, but room is held for the waiter (it is next),
+	// which it takes when it asks again with the provider below the limit.
+	Held bool
 }
 
 // Acquire admits w's operation, whose run will be named run, if the
-// provider has room for it and no earlier waiter is owed that room; else
-// w waits in the provider's queue (once, at its first place) until Wake.
+// provider has room for it that no waiter is owed; else w waits in the
+// provider's queue (once, keeping its place) until Wake. Room that frees
+// is held for waiters in their fair turns (see the package doc), and a
+// waiter is admitted only into room held for it.
 // An admitted run counts from now on: Release it if it is not created.
 func (l *Limiter) Acquire(ctx context.Context, provider string, w Waiter, run types.NamespacedName) (Admission, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if was, ok := l.waiting[w.Key]; ok && was != provider {
+	e := l.waiting[w.Key]
+	if e != nil && e.provider != provider {
 		// Its spec names another Provider now (allowed until it has a
 		// backend id): its place in the old queue is someone else's.
-		old := l.queue(was)
-		l.dequeue(was, old, old.position(w.Key))
-		l.wake(ctx, was, old)
+		old := l.queue(e.provider)
+		l.dequeue(old, e)
+		l.wake(ctx, e.provider, old)
+		e = nil
 	}
 	q := l.queue(provider)
 	inFlight, err := l.inFlight(ctx, provider, q)
 	if err != nil {
 		return Admission{}, err
 	}
-	position := q.position(w.Key)
-	if !Admits(l.limit, inFlight, position, len(q.waiters)) {
-		if position < 0 {
-			position = len(q.waiters)
-			q.waiters = append(q.waiters, w)
-			l.waiting[w.Key] = provider
-			queuedGauge.WithLabelValues(provider).Set(float64(len(q.waiters)))
+	if e == nil {
+		if Admits(l.limit, inFlight, q.queued(), false) {
+			q.creating[run] = l.now().Add(creationGrace)
+			return Admission{Admitted: true, InFlight: inFlight}, nil
 		}
-		return Admission{InFlight: inFlight, Position: position, Queued: len(q.waiters)}, nil
+		e = newEntry(provider, w)
+		q.fair.push(e)
+		l.waiting[w.Key] = e
+		queuedGauge.WithLabelValues(provider).Set(float64(q.queued()))
+	} else {
+		e.Wake = w.Wake // the latest reconcile's
 	}
-	if position >= 0 {
-		l.dequeue(provider, q, position)
+	if !e.held {
+		// Room no one holds (its wake-up was lost, or it just freed): it
+		// goes to the waiters in turn, this one perhaps among them.
+		for _, h := range l.hold(q, inFlight) {
+			if h != e {
+				h.Wake()
+			}
+		}
 	}
+	if !Admits(l.limit, inFlight, q.queued(), e.held) {
+		return Admission{InFlight: inFlight, Queued: q.queued(), Held: e.held}, nil
+	}
+	l.dequeue(q, e)
 	q.creating[run] = l.now().Add(creationGrace)
 	return Admission{Admitted: true, InFlight: inFlight}, nil
 }
@@ -122,17 +162,17 @@ func (l *Limiter) Release(ctx context.Context, provider string, run types.Namesp
 }
 
 // Forget takes key out of any queue: its resource is gone or no longer
-// needs to start an operation. A waiter it was owed room goes to the next.
+// needs to start an operation. Room held for it goes to the next in turn.
 func (l *Limiter) Forget(ctx context.Context, key string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	provider, ok := l.waiting[key]
+	e, ok := l.waiting[key]
 	if !ok {
 		return
 	}
-	q := l.queue(provider)
-	l.dequeue(provider, q, q.position(key))
-	l.wake(ctx, provider, q)
+	q := l.queue(e.provider)
+	l.dequeue(q, e)
+	l.wake(ctx, e.provider, q)
 }
 
 // Wake wakes the provider's waiters that now have room: call it when one
@@ -140,24 +180,43 @@ func (l *Limiter) Forget(ctx context.Context, key string) {
 func (l *Limiter) Wake(ctx context.Context, provider string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if q := l.providers[provider]; q != nil && len(q.waiters) > 0 {
+	if q := l.providers[provider]; q != nil && q.queued() > 0 {
 		l.wake(ctx, provider, q)
 	}
 }
 
-// wake wakes the first waiters that have room. Each takes its room in its
-// own reconcile (Acquire), so waking one twice is harmless.
+// wake holds the room free for the next waiters in turn, and wakes those
+// it is held for. Each takes its room in its own reconcile (Acquire), so
+// waking one twice is harmless.
 func (l *Limiter) wake(ctx context.Context, provider string, q *providerQueue) {
-	if len(q.waiters) == 0 {
+	if q.queued() == 0 {
 		return
 	}
 	inFlight, err := l.inFlight(ctx, provider, q)
 	if err != nil {
 		return // the waiters' own requeue looks again
 	}
-	for _, w := range q.waiters[:ToWake(l.limit, inFlight, len(q.waiters))] {
-		w.Wake()
+	l.hold(q, inFlight)
+	n := ToWake(l.limit, inFlight, q.held.Len())
+	for h := q.held.Front(); h != nil && n > 0; h, n = h.Next(), n-1 {
+		h.Value.(*entry).Wake()
 	}
+}
+
+// hold holds the room that no waiter holds for the next waiters in turn,
+// and returns them.
+func (l *Limiter) hold(q *providerQueue, inFlight int) []*entry {
+	n := ToHold(l.limit, inFlight, q.held.Len(), q.queued())
+	if n == 0 {
+		return nil
+	}
+	held := make([]*entry, 0, n)
+	for range n {
+		e := q.fair.pop()
+		e.held, e.elem = true, q.held.PushBack(e)
+		held = append(held, e)
+	}
+	return held
 }
 
 // queue is provider's queue; one per Provider ever seen, kept.
@@ -170,19 +229,16 @@ func (l *Limiter) queue(provider string) *providerQueue {
 	return q
 }
 
-func (l *Limiter) dequeue(provider string, q *providerQueue, position int) {
-	delete(l.waiting, q.waiters[position].Key)
-	q.waiters = append(q.waiters[:position], q.waiters[position+1:]...)
-	queuedGauge.WithLabelValues(provider).Set(float64(len(q.waiters)))
-}
-
-func (q *providerQueue) position(key string) int {
-	for i, w := range q.waiters {
-		if w.Key == key {
-			return i
-		}
+// dequeue takes e out of q, wherever it waits.
+func (l *Limiter) dequeue(q *providerQueue, e *entry) {
+	delete(l.waiting, e.Key)
+	if e.held {
+		q.held.Remove(e.elem)
+		e.held, e.elem = false, nil
+	} else {
+		q.fair.remove(e)
 	}
-	return -1
+	queuedGauge.WithLabelValues(e.provider).Set(float64(q.queued()))
 }
 
 // inFlight counts the provider's unfinished runs the cache holds, and the
@@ -225,19 +281,26 @@ func (l *Limiter) inFlight(ctx context.Context, provider string, q *providerQueu
 }
 
 // Admits says whether a resource may start an operation when the provider
-// has inFlight of limit in flight and queued resources wait, the resource
-// at position among them (-1: not among them). Waiters are served first in,
-// first out: room goes to the first ones; a newcomer gets only room none of
-// them is owed.
-func Admits(limit, inFlight, position, queued int) bool {
+// has inFlight of limit in flight and queued resources wait, room held for
+// the resource or not (a newcomer has none). Room goes to waiters in their
+// turns, held for them: one it is held for starts if there is room at all;
+// a newcomer gets only room none of the waiters is owed; a waiter without
+// held room waits for its turn.
+func Admits(limit, inFlight, queued int, held bool) bool {
 	free := limit - inFlight
-	if position >= 0 {
-		return position < free
+	if held {
+		return free > 0
 	}
 	return queued < free
 }
 
-// ToWake is how many of queued waiters have room to start.
-func ToWake(limit, inFlight, queued int) int {
-	return max(0, min(limit-inFlight, queued))
+// ToHold is how many more of queued waiters, held of them with room held
+// already, have room to be held for them.
+func ToHold(limit, inFlight, held, queued int) int {
+	return max(0, min(limit-inFlight-held, queued-held))
+}
+
+// ToWake is how many of the waiters room is held for (held) may start now.
+func ToWake(limit, inFlight, held int) int {
+	return max(0, min(limit-inFlight, held))
 }

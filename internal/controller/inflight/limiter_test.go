@@ -2,6 +2,7 @@ package inflight
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,35 +13,52 @@ import (
 
 func TestAdmits(t *testing.T) {
 	for _, c := range []struct {
-		name                              string
-		limit, inFlight, position, queued int
-		want                              bool
+		name                    string
+		limit, inFlight, queued int
+		held                    bool
+		want                    bool
 	}{
-		{"room and nobody waiting", 3, 2, -1, 0, true},
-		{"full", 3, 3, -1, 0, false},
-		{"over the limit (it was lowered)", 3, 5, -1, 0, false},
-		{"room, but owed to the one waiting", 3, 2, -1, 1, false},
-		{"room beyond what the waiters are owed", 3, 1, -1, 1, true},
-		{"first waiter, room for one", 3, 2, 0, 4, true},
-		{"second waiter, room for one", 3, 2, 1, 4, false},
-		{"second waiter, room for two", 3, 1, 1, 4, true},
-		{"first waiter, full", 3, 3, 0, 4, false},
+		{"room and nobody waiting", 3, 2, 0, false, true},
+		{"full", 3, 3, 0, false, false},
+		{"over the limit (it was lowered)", 3, 5, 0, false, false},
+		{"room, but owed to the one waiting", 3, 2, 1, false, false},
+		{"room beyond what the waiters are owed", 3, 1, 1, false, true},
+		{"room held for it, room for one", 3, 2, 4, true, true},
+		{"room held for it, full (runs the cache had not shown)", 3, 3, 4, true, false},
+		{"a waiter without held room waits its turn", 3, 2, 4, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			assert.Equal(t, c.want, Admits(c.limit, c.inFlight, c.position, c.queued))
+			assert.Equal(t, c.want, Admits(c.limit, c.inFlight, c.queued, c.held))
 		})
 	}
 }
 
+func TestToHold(t *testing.T) {
+	for _, c := range []struct{ limit, inFlight, held, queued, want int }{
+		{3, 3, 0, 5, 0},
+		{3, 1, 0, 5, 2},
+		{3, 1, 1, 5, 1},
+		{3, 1, 2, 5, 0},
+		{3, 0, 0, 1, 1},
+		{3, 0, 1, 1, 0},
+		{3, 7, 0, 5, 0},
+		{3, 7, 2, 5, 0},
+		{3, 0, 0, 0, 0},
+	} {
+		assert.Equal(t, c.want, ToHold(c.limit, c.inFlight, c.held, c.queued), "limit %d, in flight %d, held %d, queued %d", c.limit, c.inFlight, c.held, c.queued)
+	}
+}
+
 func TestToWake(t *testing.T) {
-	for _, c := range []struct{ limit, inFlight, queued, want int }{
-		{3, 3, 5, 0},
-		{3, 1, 5, 2},
+	for _, c := range []struct{ limit, inFlight, held, want int }{
+		{3, 3, 2, 0},
+		{3, 1, 2, 2},
+		{3, 2, 2, 1},
 		{3, 0, 1, 1},
-		{3, 7, 5, 0},
+		{3, 7, 3, 0},
 		{3, 0, 0, 0},
 	} {
-		assert.Equal(t, c.want, ToWake(c.limit, c.inFlight, c.queued), "limit %d, in flight %d, queued %d", c.limit, c.inFlight, c.queued)
+		assert.Equal(t, c.want, ToWake(c.limit, c.inFlight, c.held), "limit %d, in flight %d, held %d", c.limit, c.inFlight, c.held)
 	}
 }
 
@@ -81,15 +99,25 @@ func newHarness(limit int) *harness {
 	return h
 }
 
+// waiter is the waiter for key: "kind/namespace/name", or a name alone
+// for a Pipeline of team-a. Its wake-ups record key as given.
 func (h *harness) waiter(key string) Waiter {
-	return Waiter{Key: key, Wake: func() { h.woken = append(h.woken, key) }}
+	return Waiter{Key: qualified(key), Wake: func() { h.woken = append(h.woken, key) }}
 }
 
-func run(name string) types.NamespacedName {
-	return types.NamespacedName{Namespace: "team-a", Name: name}
+func qualified(key string) string {
+	if strings.Contains(key, "/") {
+		return key
+	}
+	return "pipeline/team-a/" + key
 }
 
-// acquire asks for key's run (named as key) with provider p.
+// run is the run key's resource starts (in team-a, named after key).
+func run(key string) types.NamespacedName {
+	return types.NamespacedName{Namespace: "team-a", Name: strings.ReplaceAll(key, "/", ".")}
+}
+
+// acquire asks for key's run with provider p.
 func (h *harness) acquire(t *testing.T, p, key string) Admission {
 	t.Helper()
 	a, err := h.Acquire(context.Background(), p, h.waiter(key), run(key))
@@ -97,15 +125,25 @@ func (h *harness) acquire(t *testing.T, p, key string) Admission {
 	return a
 }
 
-func TestQueueIsFirstInFirstOutAndWokenAsRunsEnd(t *testing.T) {
+func (h *harness) forget(key string) { h.Forget(context.Background(), qualified(key)) }
+
+// end ends the run key's resource started, as the cache shows it, and
+// wakes its provider p, as the informer does.
+func (h *harness) end(p, key string) {
+	h.cache.runs[run(key)] = p
+	h.cache.done[run(key)] = true
+	h.Wake(context.Background(), p)
+}
+
+func TestOneNamespaceAndKindIsFirstInFirstOutAndWokenAsRunsEnd(t *testing.T) {
 	h := newHarness(2)
 	ctx := context.Background()
 	assert.True(t, h.acquire(t, "team-a/p", "a").Admitted)
 	assert.True(t, h.acquire(t, "team-a/p", "b").Admitted, "admitted runs count before the cache shows them")
 	c := h.acquire(t, "team-a/p", "c")
-	assert.Equal(t, Admission{InFlight: 2, Position: 0, Queued: 1}, c)
-	assert.Equal(t, Admission{InFlight: 2, Position: 1, Queued: 2}, h.acquire(t, "team-a/p", "d"))
-	assert.Equal(t, 0, h.acquire(t, "team-a/p", "c").Position, "asking again keeps the first place")
+	assert.Equal(t, Admission{InFlight: 2, Queued: 1}, c)
+	assert.Equal(t, Admission{InFlight: 2, Queued: 2}, h.acquire(t, "team-a/p", "d"))
+	assert.Equal(t, Admission{InFlight: 2, Queued: 2}, h.acquire(t, "team-a/p", "c"), "asking again keeps the first place (once)")
 	assert.True(t, h.acquire(t, "team-b/p", "x").Admitted, "another provider has its own room")
 
 	h.cache.runs[run("a")], h.cache.runs[run("b")] = "team-a/p", "team-a/p"
@@ -115,7 +153,7 @@ func TestQueueIsFirstInFirstOutAndWokenAsRunsEnd(t *testing.T) {
 	h.cache.done[run("a")] = true
 	h.Wake(ctx, "team-a/p")
 	assert.Equal(t, []string{"c"}, h.woken, "room for one: the first waiter")
-	assert.False(t, h.acquire(t, "team-a/p", "d").Admitted, "the room is c's")
+	assert.Equal(t, Admission{InFlight: 1, Queued: 3}, h.acquire(t, "team-a/p", "d"), "the room is c's")
 	assert.False(t, h.acquire(t, "team-a/p", "f").Admitted, "a newcomer does not jump the queue")
 	assert.True(t, h.acquire(t, "team-a/p", "c").Admitted)
 	assert.False(t, h.acquire(t, "team-a/p", "d").Admitted, "c's run counts")
@@ -140,10 +178,10 @@ func TestForgottenWaiterPassesItsRoomOn(t *testing.T) {
 
 	// b was deleted (or no longer needs to start one) before it took the room.
 	h.woken = nil
-	h.Forget(ctx, "b")
+	h.forget("b")
 	assert.Equal(t, []string{"c"}, h.woken)
 	assert.True(t, h.acquire(t, "team-a/p", "c").Admitted)
-	h.Forget(ctx, "nobody") // not queued: nothing happens
+	h.forget("nobody") // not queued: nothing happens
 }
 
 func TestReleasedRoomGoesToTheNextWaiter(t *testing.T) {

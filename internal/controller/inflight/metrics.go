@@ -6,7 +6,7 @@ import (
 )
 
 // Metrics of the limit, in controller-runtime's registry (served on the
-// operator's /metrics endpoint). README.md lists them.
+// operator's /metrics endpoint). docs/metrics.md lists them.
 var (
 	queuedGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "kfp_operations_queued",

@@ -18,8 +18,10 @@ import (
 
 // With maxOperationsInFlight 2, a Provider never has more than two
 // operation runs unfinished, whatever their kinds; the rest wait Queued,
-// first in first out, and start as runs end, woken without polling (the
-// fallback recheck is minutes, the test's wait seconds).
+// in turn (namespaces, then kinds within one, take turns; each namespace
+// and kind first in first out: internal/controller/inflight tests the
+// order), and start as runs end, woken without polling (the fallback
+// recheck is minutes, the test's wait seconds).
 func TestOperationsInFlightAreBoundedPerProvider(t *testing.T) {
 	f := fixture.SetupWithConfig(t, cp, fixture.Backoff, func(c *operator.Config) { c.MaxOperationsInFlight = 2 })
 	queued := fixture.ReadyIs(metav1.ConditionUnknown, pipelinesv1beta1.ReasonQueued)
@@ -45,7 +47,7 @@ func TestOperationsInFlightAreBoundedPerProvider(t *testing.T) {
 	f.Eventually(t, c, fixture.ReadyMessageContains(c, "provider "+f.NS+"/kfp has 2 operations in flight", "this create starts when one of them ends"))
 	assert.Equal(t, string(pipelinesv1beta1.StateCreating), fixture.Condition(c, pipelinesv1beta1.ConditionSynchronized).Reason)
 
-	// Another kind shares the Provider's room, and queues behind c.
+	// Another kind shares the Provider's room, and queues too.
 	e := &pipelinesv1beta1.Experiment{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "e"},
 		Spec: pipelinesv1beta1.ExperimentSpec{Provider: "kfp", Description: "queued"}}
 	require.NoError(t, cp.Client.Create(ctx, e))

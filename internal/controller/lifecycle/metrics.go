@@ -16,7 +16,7 @@ import (
 )
 
 // Metrics of operations, in controller-runtime's registry (served on the
-// operator's /metrics endpoint). README.md lists them.
+// operator's /metrics endpoint). docs/metrics.md lists them.
 var (
 	operationsStarted = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "kfp_operations_started_total",

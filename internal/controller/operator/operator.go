@@ -101,7 +101,10 @@ type Config struct {
 	KeepRunsPerOperation int `json:"keepRunsPerOperation,omitempty"`
 	// MaxOperationsInFlight bounds the operation PipelineRuns each Provider
 	// has unfinished at once, across every kind; resources beyond it wait,
-	// first in first out, with Ready reason Queued. It keeps a burst (a
+	// with Ready reason Queued, and start in turn as runs end: the
+	// namespaces waiting take turns (one team's burst does not hold up
+	// another's resource), then the kinds within a namespace, first in first
+	// out within a namespace and kind. It keeps a burst (a
 	// release applying thousands of resources) from flooding Tekton, which
 	// slows down for everyone as its queue grows. 0 (the zero value) is no
 	// bound; cmd/operator and the chart default to 200.
