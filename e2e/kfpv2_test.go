@@ -81,7 +81,7 @@ spec:
   pipeline: control-flow
   parameters:
   - {name: side, value: tails}
-  - {name: n, value: "3"}
+  - {name: "n", value: "3"}
 `)
 	waitFor(t, 5*time.Minute, "Run flow Succeeded", func() (bool, string) {
 		state, msg := completionState(get(t, "Run", ns, "flow"))

@@ -87,15 +87,18 @@ func PipelineFor(definition []byte, res contract.Resource, cfg contract.Provider
 	if err != nil {
 		return nil, err
 	}
-	for i := range p.Spec.Tasks {
-		ts := p.Spec.Tasks[i].TaskSpec
-		if ts == nil {
-			continue
+	// Every step, finally's included, meets Pod Security "restricted".
+	for _, tasks := range [][]tektonv1.PipelineTask{p.Spec.Tasks, p.Spec.Finally} {
+		for i := range tasks {
+			ts := tasks[i].TaskSpec
+			if ts == nil {
+				continue
+			}
+			if ts.StepTemplate == nil {
+				ts.StepTemplate = &tektonv1.StepTemplate{}
+			}
+			ts.StepTemplate.SecurityContext = restrictedStep()
 		}
-		if ts.StepTemplate == nil {
-			ts.StepTemplate = &tektonv1.StepTemplate{}
-		}
-		ts.StepTemplate.SecurityContext = restrictedStep()
 	}
 	return p, nil
 }

@@ -261,3 +261,18 @@ func TestPrunableRuns(t *testing.T) {
 	assert.Empty(t, PrunableRuns(runs, 3))
 	assert.Len(t, PrunableRuns(runs, 0), 5, "0: all")
 }
+
+// TestFinallyTasksAreRestrictedToo: an exit handler's task runs in
+// finally, and its pod must meet Pod Security "restricted" as the others.
+func TestFinallyTasksAreRestrictedToo(t *testing.T) {
+	ir, err := os.ReadFile("../testfixtures/kfpexecutor/exit_handler.yaml")
+	require.NoError(t, err)
+	p, err := PipelineFor(ir, pipelineResource(), config(nil), "team-a", launcher)
+	require.NoError(t, err)
+	require.Len(t, p.Spec.Finally, 1)
+	for _, task := range append(p.Spec.Tasks, p.Spec.Finally...) {
+		sc := task.TaskSpec.StepTemplate.SecurityContext
+		require.NotNil(t, sc, task.Name)
+		assert.False(t, *sc.AllowPrivilegeEscalation, task.Name)
+	}
+}
