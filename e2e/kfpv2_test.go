@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -150,4 +151,67 @@ func runPipelineRun(t *testing.T, ns, run string) tektonv1.PipelineRun {
 	var pr tektonv1.PipelineRun
 	require.NoError(t, cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: id}, &pr))
 	return pr
+}
+
+// TestASecondRunIsCached runs the control-flow pipeline (every task
+// asking for caching, as the SDK's default) twice with the same inputs:
+// the second run's tasks, fanned-out ones included, reuse the first's
+// outputs (KFP's caching, in the namespace's directory of the artifacts
+// volume) without running, say so in their result and log, and give the
+// same results; a run with kfp-enable-caching=false runs every task
+// again; and a pipeline whose tasks say enableCache: false is never
+// cached.
+func TestASecondRunIsCached(t *testing.T) {
+	ns := namespace(t, "e2e-kfpv2-cache")
+	tektonProvider(t, ns)
+	demoPipeline(t, ns, "control-flow", "/control-flow.yaml")
+	demoPipeline(t, ns, "python-functions", "/python.yaml")
+	for _, p := range []string{"control-flow", "python-functions"} {
+		waitFor(t, 4*time.Minute, "Pipeline "+p+" synchronised", func() (bool, string) {
+			return synchronised(get(t, "Pipeline", ns, p))
+		})
+	}
+	runOf := func(pipeline, name, params string) (map[string]string, map[string]string) {
+		create(t, ns, "kind: Run\nmetadata: {name: "+name+"}\nspec:\n  provider: kfp\n  pipeline: "+pipeline+"\n  parameters:\n"+params)
+		waitFor(t, 5*time.Minute, "Run "+name+" Succeeded", func() (bool, string) {
+			state, msg := completionState(get(t, "Run", ns, name))
+			return state == "Succeeded", state + ": " + msg
+		})
+		pr := runPipelineRun(t, ns, name)
+		results := map[string]string{}
+		for _, r := range pr.Status.Results {
+			results[r.Name] = r.Value.StringVal
+		}
+		cached := map[string]string{}
+		for _, ref := range pr.Status.ChildReferences {
+			var tr tektonv1.TaskRun
+			require.NoError(t, cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: ref.Name}, &tr))
+			for _, r := range tr.Status.Results {
+				if r.Name == "kfp-cached" {
+					cached[ref.PipelineTaskName] += r.Value.StringVal + " "
+				}
+			}
+		}
+		return results, cached
+	}
+	flow := "  - {name: side, value: tails}\n  - {name: \"n\", value: \"3\"}\n"
+	want := func(v string) map[string]string {
+		return map[string]string{"flip": v + " ", "say-tails": v + " ", "say-big": v + " ", "make-list": v + " ",
+			"square": strings.Repeat(v+" ", 3), "total": v + " "}
+	}
+	first, cached := runOf("control-flow", "first", flow)
+	assert.Equal(t, want("false"), cached, "the first run's tasks run")
+	second, cached := runOf("control-flow", "second", flow)
+	assert.Equal(t, want("true"), cached, "the second run's tasks are cached, each of the loop's too")
+	assert.Equal(t, first, second, "with the same results")
+	logs := tkn(t, "pipelinerun", "logs", runPipelineRun(t, ns, "second").Name, "-n", ns)
+	assert.Contains(t, logs, `task "total" is cached: the outputs of its execution in `+runPipelineRun(t, ns, "first").Name+" are reused")
+	third, cached := runOf("control-flow", "third", flow+"  - {name: kfp-enable-caching, value: \"false\"}\n")
+	assert.Equal(t, want("false"), cached, "caching off for the run")
+	assert.Equal(t, first, third)
+
+	for _, name := range []string{"py-1", "py-2"} {
+		_, cached = runOf("python-functions", name, "  - {name: a, value: \"2.25\"}\n")
+		assert.Empty(t, cached, "enableCache: false: the tasks are not cached (%s)", name)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/kubeflow/pipelines/api/v2alpha1/go/pipelinespec"
@@ -61,6 +62,11 @@ func launch(args []string) error {
 	fs.Var(itemTypes, "item-type", "NAME=TYPE: input NAME is a list of the --item values for it, each of KFP type TYPE; repeatable")
 	fs.Var(&itemFlags, "item", "NAME=TEXT: the next item of the list input NAME (see --item-type); repeatable, in order")
 	fs.Var(restType, "collect-rest", "NAME=TYPE: input NAME is the list of the arguments after --, each of KFP type TYPE")
+	var cache cacheFlags
+	fs.StringVar(&cache.dir, "cache-dir", "", "the execution cache's directory (none: no caching)")
+	fs.StringVar(&cache.enabled, "caching", "true", "the run's caching switch: true reuses and stores executions, false runs and stores nothing")
+	fs.StringVar(&cache.image, "image", "", "the component's image, part of the cache fingerprint")
+	fs.StringVar(&cache.cachedResult, "cached-result", "", "where true (outputs reused) or false goes (a Tekton result)")
 	var rt launcher.Runtime
 	fs.StringVar(&rt.OutputURI, "output-uri", "", "URI under which the output artifacts live")
 	fs.StringVar(&rt.OutputDir, "output-dir", "", "local directory for output-parameter files and the executor output")
@@ -119,6 +125,24 @@ func launch(args []string) error {
 	if err := prepareArtifacts(ei); err != nil {
 		return fmt.Errorf("launch: task %q: %w", spec.Task, err)
 	}
+	if cache.dir != "" && cache.enabled != "true" && cache.enabled != "false" {
+		return fmt.Errorf("launch: --caching %q: want true or false (the run's kfp-enable-caching parameter)", cache.enabled)
+	}
+	var fingerprint string
+	if cache.active() {
+		if fingerprint, err = cache.fingerprint(spec, ei); err != nil {
+			return fmt.Errorf("launch: task %q: cache fingerprint: %w", spec.Task, err)
+		}
+		if entry, hit := cache.lookup(fingerprint); hit {
+			if err := cache.restore(entry, ei); err != nil {
+				return fmt.Errorf("launch: task %q: restoring the cached execution %s: %w", spec.Task, fingerprint, err)
+			}
+			fmt.Printf("kfp-task: task %q is cached: the outputs of its execution in %s are reused (fingerprint %s)\n", spec.Task, entry.JobName, fingerprint)
+			return writeResults(spec, launcher.Results{Parameters: entry.Parameters, Artifacts: cachedArtifacts(ei, entry)}, results, artifactResults, cache.cachedResult, true)
+		}
+	} else if cache.dir != "" {
+		fmt.Printf("kfp-task: caching is off for this run: task %q runs, and its outputs are not stored\n", spec.Task)
+	}
 
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
@@ -133,6 +157,36 @@ func launch(args []string) error {
 	res, err := launcher.Collect(spec, ei, os.ReadFile)
 	if err != nil {
 		return fmt.Errorf("launch: %w", err)
+	}
+	if cache.active() {
+		entry := launcher.CacheEntry{Fingerprint: fingerprint, Parameters: res.Parameters, Artifacts: map[string]json.RawMessage{},
+			JobName: rt.JobName, Task: spec.Task}
+		for name, a := range res.Artifacts {
+			entry.Artifacts[name] = a.Metadata
+		}
+		if err := cache.store(entry, ei); err != nil {
+			// The task did its work; only later runs lose the reuse.
+			fmt.Fprintf(os.Stderr, "kfp-task: warning: task %q: storing its execution in the cache: %v\n", spec.Task, err)
+		}
+	}
+	return writeResults(spec, res, results, artifactResults, cache.cachedResult, false)
+}
+
+// cachedArtifacts are a cached execution's artifacts at this task's URIs.
+func cachedArtifacts(ei *pipelinespec.ExecutorInput, e *launcher.CacheEntry) map[string]launcher.RuntimeArtifact {
+	out := map[string]launcher.RuntimeArtifact{}
+	for name, list := range ei.GetOutputs().GetArtifacts() {
+		out[name] = launcher.RuntimeArtifact{URI: list.GetArtifacts()[0].GetUri(), Metadata: e.Artifacts[name]}
+	}
+	return out
+}
+
+// writeResults writes an execution's outputs to the task's Tekton results.
+func writeResults(spec launcher.Spec, res launcher.Results, results, artifactResults namedFlags, cachedResult string, cached bool) error {
+	if cachedResult != "" {
+		if err := os.WriteFile(cachedResult, []byte(strconv.FormatBool(cached)), 0o644); err != nil {
+			return fmt.Errorf("launch: task %q: %w", spec.Task, err)
+		}
 	}
 	for name, file := range results {
 		text, ok := res.Parameters[name]

@@ -141,3 +141,71 @@ func TestCollectedListsAreTypedLists(t *testing.T) {
 	_, err = collectedLists(namedFlags{}, listFlags{"undeclared=1"}, nil, nil)
 	assert.Error(t, err)
 }
+
+// TestASecondExecutionIsCached runs the same component twice with the same
+// inputs in two runs: the second reuses the first's outputs (parameters,
+// artifact bytes and metadata) without running, and says so; a changed
+// input, or the run's switch off, runs it again.
+func TestASecondExecutionIsCached(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	t.Setenv("KFP_TASK_TEST_EXECUTOR", "1")
+	dir := t.TempDir()
+	cacheDir := filepath.Join(dir, ".kfp-cache")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "data.csv"), []byte("1,2,3"), 0o644))
+	spec, err := json.Marshal(launcher.Spec{
+		Task: "add",
+		Inputs: launcher.Inputs{
+			Parameters: map[string]launcher.Parameter{"a": {Type: launcher.TypeDouble}, "b": {Type: launcher.TypeDouble, Default: json.RawMessage("1")}},
+			Artifacts:  map[string]launcher.Artifact{"data": {SchemaTitle: "system.Dataset"}},
+		},
+		Outputs: launcher.Outputs{
+			Parameters: map[string]launcher.Parameter{"Output": {Type: launcher.TypeDouble}},
+			Artifacts:  map[string]launcher.Artifact{"model": {SchemaTitle: "system.Model"}},
+		},
+		Command: []string{self},
+		Args:    []string{"--executor_input", "{{$}}", "--function_to_execute", "add"},
+	})
+	require.NoError(t, err)
+	run := func(name, a, caching string) (sum, model, cached string) {
+		out := filepath.Join(dir, name)
+		require.NoError(t, launch([]string{"--spec", string(spec), "--param", "a=" + a,
+			"--artifact", "data=file://" + filepath.Join(dir, "data.csv"),
+			"--output-uri", "file://" + filepath.Join(out, "add"), "--output-dir", filepath.Join(out, "outputs"),
+			"--result", "Output=" + filepath.Join(out, "result-Output"), "--artifact-result", "model=" + filepath.Join(out, "result-model"),
+			"--job-name", name, "--cache-dir", cacheDir, "--caching", caching, "--image", "img:1",
+			"--cached-result", filepath.Join(out, "cached")}))
+		read := func(f string) string {
+			data, err := os.ReadFile(filepath.Join(out, f))
+			require.NoError(t, err, f)
+			return string(data)
+		}
+		return read("result-Output"), read("add/model"), read("cached")
+	}
+	sum, model, cached := run("run-1", "1.5", "true")
+	assert.Equal(t, []string{"2.5", "model of 1,2,3", "false"}, []string{sum, model, cached})
+
+	// The executor is gone: only the cache can answer.
+	t.Setenv("KFP_TASK_TEST_EXECUTOR", "")
+	sum, model, cached = run("run-2", "1.5", "true")
+	assert.Equal(t, []string{"2.5", "model of 1,2,3", "true"}, []string{sum, model, cached}, "outputs reused")
+	meta, err := os.ReadFile(filepath.Join(dir, "run-2", "result-model"))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"uri": "file://`+filepath.Join(dir, "run-2", "add", "model")+`", "metadata": {"pushed": 1}}`, string(meta), "at this run's URI, with the metadata reported")
+
+	t.Setenv("KFP_TASK_TEST_EXECUTOR", "1")
+	sum, _, cached = run("run-3", "2.5", "true")
+	assert.Equal(t, []string{"3.5", "false"}, []string{sum, cached}, "another input runs")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "data.csv"), []byte("4,5"), 0o644))
+	_, model, cached = run("run-4", "1.5", "true")
+	assert.Equal(t, []string{"model of 4,5", "false"}, []string{model, cached}, "another input artifact's content runs")
+	_, _, cached = run("run-5", "1.5", "false")
+	assert.Equal(t, "false", cached, "the run's switch off runs it")
+	entries, err := os.ReadDir(cacheDir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 3, "runs 1, 3 and 4 stored; the switched-off run stored nothing")
+
+	err = launch([]string{"--spec", string(spec), "--param", "a=1", "--artifact", "data=file://" + filepath.Join(dir, "data.csv"),
+		"--output-uri", "file://" + filepath.Join(dir, "x"), "--output-dir", filepath.Join(dir, "x-out"), "--cache-dir", cacheDir, "--caching", "yes"})
+	assert.ErrorContains(t, err, "want true or false")
+}

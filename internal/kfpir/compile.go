@@ -60,6 +60,12 @@ type Options struct {
 	// MaxBytes bounds the compiled Pipeline's JSON size; 0 means
 	// DefaultMaxBytes.
 	MaxBytes int
+	// Caching says the artifacts workspace outlives the run (a volume the
+	// namespace's runs share), so tasks with cachingOptions.enableCache
+	// keep and reuse their executions there (KFP's caching, caching.go).
+	// Without it such tasks run every time, and AnnotationCaching on the
+	// Pipeline says so.
+	Caching bool
 }
 
 // UnsupportedError is the refusal of an IR feature outside the supported
@@ -104,6 +110,8 @@ type compiler struct {
 	flattener *flattener
 	flat      map[string]*TaskSpec
 	gates     map[string]bool
+	// caches: some task keeps its executions in the cache.
+	caches bool
 }
 
 // Compile translates a parsed KFP v2 pipeline into a Tekton Pipeline. It
@@ -170,6 +178,9 @@ func Compile(spec *PipelineSpec, opts Options) (*tektonv1.Pipeline, error) {
 		}
 	}
 	if p.Spec.Results, err = c.pipelineResults(); err != nil {
+		return nil, err
+	}
+	if err := c.cachingParam(p); err != nil {
 		return nil, err
 	}
 	if ferr := p.Validate(context.Background()); ferr != nil {
@@ -534,7 +545,8 @@ func (c *compiler) containerTask(name string, t *TaskSpec) (tektonv1.PipelineTas
 	ts := tektonv1.TaskSpec{
 		Workspaces: []tektonv1.WorkspaceDeclaration{{Name: ArtifactsWorkspace, MountPath: c.rootPath}},
 	}
-	launch := needsLauncher(exec) || takesFinalStatus(in) || collects(special)
+	caches := c.opts.Caching && t.CachingOptions != nil && t.CachingOptions.EnableCache
+	launch := needsLauncher(exec) || takesFinalStatus(in) || collects(special) || caches
 	launched := launchedTask{name: kfpTaskName(name), tektonName: c.taskNames[name], params: map[string]string{},
 		inURIs: map[string]string{}, results: c.results[name], items: map[string][]string{}, itemTypes: map[string]string{}}
 	if t.loop != nil {
@@ -648,6 +660,11 @@ func (c *compiler) containerTask(name string, t *TaskSpec) (tektonv1.PipelineTas
 			}
 		}
 		launched.inURIs = ph.inURI
+		if caches {
+			if err := c.cached(&pt, &ts, &launched, name, local); err != nil {
+				return pt, err
+			}
+		}
 		steps, volumes, err := c.launchSteps(launched, exec)
 		if err != nil {
 			return pt, err

@@ -270,3 +270,40 @@ func TestLoopRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestCachingTasksRunUnderTheLauncher: with a workspace that outlives the
+// run, a task asking for caching is launched with the cache's flags, the
+// run's switch and a result saying whether it was reused; without one,
+// the Pipeline says the tasks run every time.
+func TestCachingTasksRunUnderTheLauncher(t *testing.T) {
+	p := compileValid(t, load(t, "demo.yaml"), Options{Name: "x", LauncherImage: launcherImage, Caching: true})
+	train := byName(p.Spec.Tasks)["train"]
+	args := strings.Join(train.TaskSpec.Steps[1].Args, " ")
+	assert.Contains(t, args, "--cache-dir /kfp/artifacts/.kfp-cache --caching $(params.kfp-enable-caching) --image ")
+	assert.Contains(t, args, "--cached-result $(results.kfp-cached.path)")
+	var results []string
+	for _, r := range train.TaskSpec.Results {
+		results = append(results, r.Name)
+	}
+	assert.Contains(t, results, CachedResult)
+	var param *tektonv1.ParamSpec
+	for i := range p.Spec.Params {
+		if p.Spec.Params[i].Name == CachingParam {
+			param = &p.Spec.Params[i]
+		}
+	}
+	require.NotNil(t, param, "a run switches caching with a Pipeline param")
+	assert.Equal(t, "true", param.Default.StringVal)
+	assert.Contains(t, p.Annotations[AnnotationCaching], "on:")
+
+	off := compileValid(t, load(t, "demo.yaml"), Options{Name: "x", LauncherImage: launcherImage})
+	assert.Contains(t, off.Annotations[AnnotationCaching], "off: the artifacts volume does not outlive the run, so evaluate, generate, train run every time")
+	for _, ps := range off.Spec.Params {
+		assert.NotEqual(t, CachingParam, ps.Name)
+	}
+
+	spec := load(t, "demo.yaml")
+	spec.Root.InputDefinitions.Parameters[CachingParam] = &ParameterSpec{ParameterType: "STRING"}
+	_, err := Compile(spec, Options{Name: "x", LauncherImage: launcherImage, Caching: true})
+	assert.ErrorContains(t, err, "pipeline input named "+CachingParam)
+}

@@ -85,6 +85,8 @@ type launchedTask struct {
 	itemTypes       map[string]string
 	rest, restParam string
 	restType        string
+	// cache: the task keeps and reuses its executions (caching.go).
+	cache bool
 	// results maps output parameters to TaskSpec results.
 	results map[string]string
 }
@@ -192,6 +194,10 @@ func (c *compiler) launchSteps(lt launchedTask, exec *ContainerSpec) ([]tektonv1
 		"--pipeline-root", c.rootURI,
 		"--job-name", "$(context.pipelineRun.name)", "--job-uid", "$(context.pipelineRun.uid)",
 		"--task-uid", "$(context.taskRun.uid)")
+	if lt.cache {
+		args = append(args, "--cache-dir", c.rootPath+"/"+CacheDir, "--caching", "$(params."+CachingParam+")",
+			"--image", exec.Image, "--cached-result", "$(results."+CachedResult+".path)")
+	}
 	if lt.rest != "" {
 		// The items of an array param each become an argument: last.
 		args = append(args, "--", "$(params."+lt.restParam+"[*])")

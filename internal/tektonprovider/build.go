@@ -65,8 +65,15 @@ func PipelineFor(definition []byte, res contract.Resource, cfg contract.Provider
 	if err != nil {
 		return nil, err
 	}
+	settings, err := SettingsFrom(cfg)
+	if err != nil {
+		return nil, err
+	}
 	id := PipelineID(res)
 	p, err := kfpir.Compile(spec, kfpir.Options{
+		// The namespace's directory of the artifacts claim outlives the run:
+		// KFP's cache lives there (a run's own claim would not keep it).
+		Caching:   settings.ArtifactsClaim != "",
 		Name:      PipelineVersionName(id, res.Version),
 		Namespace: namespace,
 		Labels: map[string]string{

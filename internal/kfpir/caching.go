@@ -1,0 +1,89 @@
+package kfpir
+
+import (
+	"strings"
+
+	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+)
+
+// Caching, as KFP's. A task with cachingOptions.enableCache runs under the
+// launcher, which computes the execution's fingerprint (the component and
+// its inputs, input artifacts by content: launcher.Fingerprint), reuses
+// the outputs of a finished execution with the same fingerprint instead
+// of running, and stores its own when it finishes. The cache lives on
+// the artifacts workspace, in CacheDir under the pipeline root: with a
+// volume the namespace's runs share (the Tekton provider's artifactsClaim)
+// it serves every later run of the namespace, and no other namespace's.
+// A task's result CachedResult says whether it was reused ("true") or
+// ran ("false"). A run turns caching off with the Pipeline param
+// CachingParam set to "false": every task runs, and nothing is stored.
+// Without a workspace that outlives the run (Options.Caching false) the
+// tasks run every time and the Pipeline's AnnotationCaching says so.
+const (
+	// CacheDir is the cache's directory under the pipeline root.
+	CacheDir = ".kfp-cache"
+	// CachingParam is the Pipeline param switching caching for a run.
+	CachingParam = "kfp-enable-caching"
+	// CachedResult is a caching task's result: true when reused.
+	CachedResult = "kfp-cached"
+	// AnnotationCaching on a compiled Pipeline whose tasks ask for caching
+	// says whether they get it.
+	AnnotationCaching = "pipelines.kubeflow.org/caching"
+)
+
+// cached makes a launched task keep and reuse its executions.
+func (c *compiler) cached(pt *tektonv1.PipelineTask, ts *tektonv1.TaskSpec, lt *launchedTask, name string, local map[string]string) error {
+	for key, l := range local {
+		if l == CachingParam {
+			return unsupported(name, "input named "+CachingParam, "input parameter %q: the name switches caching", key)
+		}
+	}
+	for key, r := range c.results[name] {
+		if r == CachedResult {
+			return unsupported(name, "output named "+CachedResult, "output parameter %q: the name says whether the task was cached", key)
+		}
+	}
+	ts.Params = append(ts.Params, tektonv1.ParamSpec{Name: CachingParam, Type: tektonv1.ParamTypeString,
+		Description: "false: run, and store nothing in the cache"})
+	pt.Params = append(pt.Params, tektonv1.Param{Name: CachingParam, Value: *tektonv1.NewStructuredValues("$(params." + CachingParam + ")")})
+	ts.Results = append(ts.Results, tektonv1.TaskResult{Name: CachedResult, Type: tektonv1.ResultsTypeString,
+		Description: "true when the outputs of an earlier execution were reused"})
+	lt.cache = true
+	c.caches = true
+	return nil
+}
+
+// cachingParam declares CachingParam when a task caches, and says on the
+// Pipeline when tasks asked for caching and cannot have it.
+func (c *compiler) cachingParam(p *tektonv1.Pipeline) error {
+	if c.caches {
+		for _, name := range c.params {
+			if name == CachingParam {
+				return unsupported("", "pipeline input named "+CachingParam, "the name switches caching")
+			}
+		}
+		p.Spec.Params = append(p.Spec.Params, tektonv1.ParamSpec{Name: CachingParam, Type: tektonv1.ParamTypeString,
+			Description: "KFP's caching for this run: true (reuse and store executions) or false (every task runs)",
+			Default:     tektonv1.NewStructuredValues("true")})
+		setAnnotation(p, AnnotationCaching, "on: tasks asking for caching reuse executions from "+c.rootURI+"/"+CacheDir)
+		return nil
+	}
+	var asking []string
+	for _, name := range sortedKeys(c.flat) {
+		if o := c.flat[name].CachingOptions; o != nil && o.EnableCache {
+			asking = append(asking, name)
+		}
+	}
+	if len(asking) > 0 {
+		setAnnotation(p, AnnotationCaching, "off: the artifacts volume does not outlive the run, so "+
+			strings.Join(asking, ", ")+" run every time")
+	}
+	return nil
+}
+
+func setAnnotation(p *tektonv1.Pipeline, key, value string) {
+	if p.Annotations == nil {
+		p.Annotations = map[string]string{}
+	}
+	p.Annotations[key] = value
+}
