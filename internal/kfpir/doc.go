@@ -28,10 +28,16 @@
 //
 // # Supported subset
 //
-//   - The root DAG's tasks, each a container executor (image, command, args,
-//     literal env, resources as requests/limits for cpu and memory). Each
-//     task becomes a PipelineTask with an embedded taskSpec; its step "main"
-//     runs the container. PipelineTask.displayName is the KFP task name.
+//   - The container tasks of the root DAG and of every DAG component it
+//     uses (condition groups, exit-handler groups, loops, pipelines used as
+//     components), inlined by flatten (flatten.go): each a container
+//     executor (image, command, args, literal env, resources as
+//     requests/limits for cpu and memory, an accelerator as a limit on its
+//     extended resource, e.g. nvidia.com/gpu). Each becomes a PipelineTask
+//     with an embedded taskSpec; its step "main" runs the container.
+//     PipelineTask.displayName is the KFP task name; the Tekton name is
+//     that name, or the path of groups when two tasks share it
+//     ("for-loop-2-0-square" for a loop's first iteration).
 //   - Root input parameters become Pipeline params with their defaults. Every
 //     KFP type (STRING, NUMBER_INTEGER, NUMBER_DOUBLE, BOOLEAN, LIST, STRUCT)
 //     is a Tekton string param; the KFP type is the param's description.
@@ -49,14 +55,33 @@
 //     producers in runAfter too).
 //   - retryPolicy.maxRetryCount → retries. Backoff is accepted only when
 //     backoffDuration is 0s (the SDK's default), as Tekton retries at once.
-//   - triggerPolicy.condition of the form inputs.parameter_values['x'] == 'v'
-//     or != 'v' (either operand order, single or double quotes) → a when
-//     expression (in / notin) on the value the task binds to its input x.
-//     A task skipped this way skips the tasks that consume its results,
-//     while tasks that merely run after it still run (Tekton's when scope).
-//   - root dag.outputs.parameters (valueFromParameter) → Pipeline results.
-//   - cachingOptions.enableCache is accepted and has no effect: there is no
-//     cache, so every task runs every time (always a correct execution).
+//   - Conditions (condition.go): a triggerPolicy.condition, on a group or a
+//     task, guards every task inside. The form inputs.parameter_values['x']
+//     == 'v' (or !=) on a STRING input is a when expression on the value;
+//     any other CEL the SDK writes (int(), comparisons, in, &&, ||, the
+//     negations of elif and else) is decided by a condition task (kfp-task
+//     condition, internal/kfpcel) whose result "outcome" the guarded tasks
+//     test. A task skipped this way skips the tasks that consume its
+//     results, while tasks that merely run after it still run (Tekton's
+//     when scope), as in KFP.
+//   - Loops (loops.go): dsl.ParallelFor over a list known when compiling is
+//     unrolled (at most 200 items; parallelismLimit as runAfter between
+//     iterations), over a run-time list (a parameter, a task's output) fanned
+//     out with Tekton's Matrix from an items task (kfp-task items); item
+//     fields (parseJson selectors) are applied as KFP's driver does;
+//     dsl.Collected outputs reach the consumer as a typed LIST.
+//   - Exit handlers: a task with the strategy ALL_UPSTREAM_TASKS_COMPLETED
+//     (dsl.ExitHandler's exit task, ignore_upstream_failure) runs in
+//     Tekton's finally; a dsl.PipelineTaskFinalStatus input is KFP's
+//     PipelineTaskFinalStatus, its state (SUCCEEDED, FAILED, CANCELLED)
+//     from Tekton's status of the group.
+//   - f-string constants ({{$.inputs.parameters['pipelinechannel--x']}} in
+//     a constant) are filled with the input they name.
+//   - root dag.outputs.parameters (valueFromParameter, through groups) →
+//     Pipeline results.
+//   - cachingOptions.enableCache: KFP's caching (caching.go) when
+//     Options.Caching says the artifacts volume outlives the run;
+//     otherwise the tasks run every time and AnnotationCaching says so.
 //
 // # Placeholders
 //
@@ -149,21 +174,17 @@
 // # Refused
 //
 // Everything else in the IR is refused with an *UnsupportedError naming the
-// feature and, where there is one, the KFP task: loops (parameterIterator,
-// artifactIterator, iteratorPolicy, for-loop DAGs), exit handlers and exit
-// tasks (triggerPolicy.strategy, taskFinalStatus), condition groups and any
-// other nested DAG component (pipeline in pipeline), importers, resolvers,
-// custom jobs, caching with a cacheKey, retry backoff, accelerators,
-// lifecycle hooks, placeholders in env or resources, pipeline input and
-// output artifacts, runtime artifacts, artifact lists (dsl.Collected),
-// dsl.OneOf outputs, parameterExpressionSelector, task/component platform
-// configuration, a platform spec document (kfp-kubernetes secrets, volumes,
-// …), a PipelineJob runtimeConfig, non-file:// pipeline roots, condition
-// syntax beyond the form above, and placeholders the launcher cannot
-// resolve. Parse refuses any
-// field it does not know (see Reading the IR).
-//
-// The KFP SDK compiles dsl.If/dsl.Condition into a condition-group DAG, so
-// SDK conditions are refused as nested DAGs; triggerPolicy.condition is
-// honoured on container tasks of the root DAG.
+// feature and, where there is one, the KFP task: loops over artifacts, a
+// loop over a run-time list inside another or with a parallelismLimit,
+// data passed between the tasks of a loop over a run-time list, collected
+// outputs of nested loops, artifact lists (dsl.Collected artifacts,
+// List[Artifact]), an exit task that is a pipeline, importers, resolvers,
+// custom jobs, caching with a cacheKey, retry backoff, accelerator types
+// that are not extended resource names, lifecycle hooks, placeholders in
+// env or resources (resources from pipeline parameters), pipeline input
+// and output artifacts, runtime artifacts, dsl.OneOf outputs, task and
+// component platform configuration, a platform spec document
+// (kfp-kubernetes secrets, volumes, …), a PipelineJob runtimeConfig,
+// non-file:// pipeline roots, and placeholders the launcher cannot
+// resolve. Parse refuses any field it does not know (see Reading the IR).
 package kfpir
