@@ -215,3 +215,33 @@ func TestASecondRunIsCached(t *testing.T) {
 		assert.Empty(t, cached, "enableCache: false: the tasks are not cached (%s)", name)
 	}
 }
+
+// TestKubernetesSettingsOnTheNode runs a pipeline with kfp-kubernetes
+// settings (internal/testfixtures/kfpexecutor/secret_env.yaml): a Secret
+// and a ConfigMap of the namespace as env, a field path as env, a node
+// selector and pod labels through the run's taskRunSpecs. The step reads
+// them, so the kubelet's own resolution is what is checked.
+func TestKubernetesSettingsOnTheNode(t *testing.T) {
+	ns := namespace(t, "e2e-kfpv2-k8s")
+	tektonProvider(t, ns)
+	create(t, ns, "apiVersion: v1\nkind: Secret\nmetadata: {name: db}\nstringData: {password: \"s3cr3t é $(x)\"}\n")
+	create(t, ns, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {mode: fast}\n")
+	demoPipeline(t, ns, "secret-env", "/secret-env.yaml")
+	waitFor(t, 4*time.Minute, "Pipeline secret-env synchronised", func() (bool, string) {
+		return synchronised(get(t, "Pipeline", ns, "secret-env"))
+	})
+	create(t, ns, "kind: Run\nmetadata: {name: read}\nspec:\n  provider: kfp\n  pipeline: secret-env\n")
+	waitFor(t, 4*time.Minute, "Run read Succeeded", func() (bool, string) {
+		state, msg := completionState(get(t, "Run", ns, "read"))
+		return state == "Succeeded", state + ": " + msg
+	})
+	pr := runPipelineRun(t, ns, "read")
+	require.Len(t, pr.Status.Results, 1)
+	assert.Equal(t, "s3cr3t é $(x)|fast|"+ns, pr.Status.Results[0].Value.StringVal, "the Secret's bytes unchanged, the ConfigMap's, the field path's")
+	require.Len(t, pr.Status.ChildReferences, 1)
+	var tr tektonv1.TaskRun
+	require.NoError(t, cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: pr.Status.ChildReferences[0].Name}, &tr))
+	require.NotNil(t, tr.Spec.PodTemplate)
+	assert.Equal(t, map[string]string{"kubernetes.io/os": "linux"}, tr.Spec.PodTemplate.NodeSelector)
+	assert.Equal(t, "ml", tr.Labels["team"], "pod labels from podMetadata")
+}

@@ -14,9 +14,7 @@ import (
 
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
 
-	"github.com/kubeflow/pipelines/api/v2alpha1/go/pipelinespec"
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
-	"google.golang.org/protobuf/encoding/protojson"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,6 +64,11 @@ type Options struct {
 	// Without it such tasks run every time, and AnnotationCaching on the
 	// Pipeline says so.
 	Caching bool
+	// TenantNamespace is the namespace whose pipeline this is, when its
+	// runs execute in another (Namespace, a Provider's that serves other
+	// namespaces): kfp-kubernetes settings may then name no Secret,
+	// ConfigMap or PVC, which would be Namespace's.
+	TenantNamespace string
 }
 
 // UnsupportedError is the refusal of an IR feature outside the supported
@@ -112,6 +115,10 @@ type compiler struct {
 	gates     map[string]bool
 	// caches: some task keeps its executions in the cache.
 	caches bool
+	// platform is the kfp-kubernetes config by executor; taskRunSpecs the
+	// pod settings it gives (platform.go).
+	platform     map[string]*kubernetesConfig
+	taskRunSpecs []tektonv1.PipelineTaskRunSpec
 }
 
 // Compile translates a parsed KFP v2 pipeline into a Tekton Pipeline. It
@@ -183,6 +190,9 @@ func Compile(spec *PipelineSpec, opts Options) (*tektonv1.Pipeline, error) {
 	if err := c.cachingParam(p); err != nil {
 		return nil, err
 	}
+	if err := c.annotateTaskRunSpecs(p); err != nil {
+		return nil, err
+	}
 	if ferr := p.Validate(context.Background()); ferr != nil {
 		return nil, fmt.Errorf("compiled Pipeline fails Tekton validation: %w", ferr)
 	}
@@ -206,9 +216,6 @@ func (c *compiler) pipelineLevel() error {
 	spec := c.spec
 	if len(spec.RuntimeConfig) > 0 && !isEmptyJSON(spec.RuntimeConfig) {
 		return unsupported("", "PipelineJob runtimeConfig", "pass parameter values with the run instead")
-	}
-	if len(spec.PlatformSpec) > 0 && !isEmptyJSON(spec.PlatformSpec) {
-		return c.refusePlatformSpec()
 	}
 	root := spec.Root
 	if root.DAG == nil || root.ExecutorLabel != "" {
@@ -237,6 +244,9 @@ func (c *compiler) pipelineLevel() error {
 	if c.taskNames, err = flatTaskNames(c.tektonTaskKeys()); err != nil {
 		return err
 	}
+	if err := c.parsePlatform(); err != nil {
+		return err
+	}
 	c.gates = map[string]bool{}
 	var rootParams []string
 	if root.InputDefinitions != nil {
@@ -250,24 +260,8 @@ func (c *compiler) pipelineLevel() error {
 	return nil
 }
 
-func (c *compiler) refusePlatformSpec() error {
-	// Fields this pipelinespec version does not know are skipped: the
-	// document is refused anyway, and the executors' features still name it.
-	var platform pipelinespec.PlatformSpec
-	_ = protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(c.spec.PlatformSpec, &platform)
-	for _, name := range sortedKeys(platform.GetPlatforms()) {
-		executors := platform.GetPlatforms()[name].GetDeploymentSpec().GetExecutors()
-		for _, label := range sortedKeys(executors) {
-			for _, feature := range sortedKeys(executors[label].GetFields()) {
-				return unsupported(c.taskUsingExecutor(label), "platform spec "+name+"."+feature, "executor %s", label)
-			}
-		}
-	}
-	return unsupported("", "platform spec", "the second YAML document (kfp-kubernetes settings)")
-}
-
 func (c *compiler) taskUsingExecutor(label string) string {
-	tasks := c.spec.Root.DAG.Tasks
+	tasks := c.flat
 	for _, name := range sortedKeys(tasks) {
 		if comp := c.spec.Components[tasks[name].ComponentRef.Name]; comp != nil && comp.ExecutorLabel == label {
 			return name
@@ -686,6 +680,9 @@ func (c *compiler) containerTask(name string, t *TaskSpec) (tektonv1.PipelineTas
 		main.Env = append(main.Env, corev1.EnvVar{Name: e.Name, Value: e.Value})
 	}
 	if main.ComputeResources, err = computeResources(name, exec.Resources); err != nil {
+		return pt, err
+	}
+	if err := c.applyPlatform(name, comp.ExecutorLabel, &pt, &ts, &main); err != nil {
 		return pt, err
 	}
 	if launch {

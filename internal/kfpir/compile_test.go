@@ -416,8 +416,17 @@ func TestCompileRefusesUnsupportedFeatures(t *testing.T) {
 			s.RuntimeConfig = raw(`{"parameterValues":{"rows":3}}`)
 		}, feature: "runtimeConfig", task: ""},
 		{name: "platform spec", mutate: func(s *PipelineSpec) {
-			s.PlatformSpec = raw(`{"platforms":{"kubernetes":{"deploymentSpec":{"executors":{"exec-train":{"secretAsEnv":[{"secretName":"s"}]}}}}}}`)
-		}, feature: "platform spec kubernetes.secretAsEnv", task: "train"},
+			s.PlatformSpec = raw(`{"platforms":{"kubernetes":{"deploymentSpec":{"executors":{"exec-train":{"nodeAffinity":[{}]}}}}}}`)
+		}, feature: "kfp-kubernetes setting nodeAffinity", task: "train"},
+		{name: "platform spec secret name from a parameter", mutate: func(s *PipelineSpec) {
+			s.PlatformSpec = raw(`{"platforms":{"kubernetes":{"deploymentSpec":{"executors":{"exec-train":{"secretAsEnv":[{"secretNameParameter":{"componentInputParameter":"x"}}]}}}}}}`)
+		}, feature: "kfp-kubernetes setting secretNameParameter", task: "train"},
+		{name: "another platform", mutate: func(s *PipelineSpec) {
+			s.PlatformSpec = raw(`{"platforms":{"vertex":{"deploymentSpec":{"executors":{"exec-train":{"machine":"n1"}}}}}}`)
+		}, feature: "platform spec vertex", task: ""},
+		{name: "another namespace's Secret", mutate: func(s *PipelineSpec) {
+			s.PlatformSpec = raw(`{"platforms":{"kubernetes":{"deploymentSpec":{"executors":{"exec-train":{"secretAsEnv":[{"secretName":"db","keyToEnv":[{"secretKey":"password","envVar":"PW"}]}]}}}}}}`)
+		}, opts: func(o *Options) { o.Namespace, o.TenantNamespace = "team-a", "team-b" }, feature: "kfp-kubernetes Secret of another namespace", task: "train"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package kfpir
 
 import (
 	"encoding/json"
+	corev1 "k8s.io/api/core/v1"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -184,7 +185,7 @@ func TestFStringsReferToOtherInputs(t *testing.T) {
 // TestTheE2EPipelinesCompile compiles the e2e suite's control-flow and
 // exit-handler pipelines, so a mistake in them shows before the node.
 func TestTheE2EPipelinesCompile(t *testing.T) {
-	for _, file := range []string{"control_flow.yaml", "exit_handler.yaml"} {
+	for _, file := range []string{"control_flow.yaml", "exit_handler.yaml", "secret_env.yaml"} {
 		data, err := os.ReadFile(filepath.Join("..", "testfixtures", "kfpexecutor", file))
 		require.NoError(t, err)
 		spec, err := Parse(data)
@@ -306,4 +307,63 @@ func TestCachingTasksRunUnderTheLauncher(t *testing.T) {
 	spec.Root.InputDefinitions.Parameters[CachingParam] = &ParameterSpec{ParameterType: "STRING"}
 	_, err := Compile(spec, Options{Name: "x", LauncherImage: launcherImage, Caching: true})
 	assert.ErrorContains(t, err, "pipeline input named "+CachingParam)
+}
+
+// TestKubernetesSettings: kfp-kubernetes' settings, as the SDK writes the
+// platform spec document, on the task's step, volumes and timeout, and its
+// pod settings as the Pipeline's task run specs.
+func TestKubernetesSettings(t *testing.T) {
+	spec := load(t, "demo.yaml")
+	spec.PlatformSpec = raw(`{"platforms":{"kubernetes":{"deploymentSpec":{"executors":{"exec-train":{
+		"secretAsEnv":[{"secretName":"db","keyToEnv":[{"secretKey":"password","envVar":"DB_PASSWORD"}]}],
+		"secretAsVolume":[{"secretName":"certs","mountPath":"/certs","optional":true}],
+		"configMapAsEnv":[{"configMapName":"settings","keyToEnv":[{"configMapKey":"mode","envVar":"MODE"}]}],
+		"configMapAsVolume":[{"configMapName":"settings","mountPath":"/settings"}],
+		"pvcMount":[{"constant":"datasets","mountPath":"/data"}],
+		"fieldPathAsEnv":[{"name":"POD","fieldPath":"metadata.name"}],
+		"emptyDirMounts":[{"volumeName":"scratch","mountPath":"/scratch","medium":"Memory","sizeLimit":"1Gi"}],
+		"enabledSharedMemory":{"volumeName":"shm","size":"2Gi"},
+		"imagePullPolicy":"Always",
+		"activeDeadlineSeconds":"600",
+		"nodeSelector":{"labels":{"pool":"gpu"}},
+		"tolerations":[{"key":"gpu","operator":"Exists","effect":"NoSchedule"}],
+		"podMetadata":{"labels":{"team":"ml"},"annotations":{"note":"x"}},
+		"imagePullSecret":[{"secretName":"registry"}]}}}}}}`)
+	p := compileValid(t, spec, Options{Name: "x", LauncherImage: launcherImage, Namespace: "team-a", TenantNamespace: "team-a"})
+	train := byName(p.Spec.Tasks)["train"]
+	main := train.TaskSpec.Steps[len(train.TaskSpec.Steps)-1]
+	env := map[string]corev1.EnvVarSource{}
+	for _, e := range main.Env {
+		if e.ValueFrom != nil {
+			env[e.Name] = *e.ValueFrom
+		}
+	}
+	assert.Equal(t, "password", env["DB_PASSWORD"].SecretKeyRef.Key)
+	assert.Equal(t, "db", env["DB_PASSWORD"].SecretKeyRef.Name)
+	assert.Equal(t, "settings", env["MODE"].ConfigMapKeyRef.Name)
+	assert.Equal(t, "metadata.name", env["POD"].FieldRef.FieldPath)
+	mounts := map[string]string{}
+	for _, m := range main.VolumeMounts {
+		mounts[m.MountPath] = m.Name
+	}
+	vols := map[string]corev1.Volume{}
+	for _, v := range train.TaskSpec.Volumes {
+		vols[v.Name] = v
+	}
+	assert.Equal(t, "certs", vols[mounts["/certs"]].Secret.SecretName)
+	assert.Equal(t, "settings", vols[mounts["/settings"]].ConfigMap.Name)
+	assert.Equal(t, "datasets", vols[mounts["/data"]].PersistentVolumeClaim.ClaimName)
+	assert.Equal(t, corev1.StorageMediumMemory, vols[mounts["/dev/shm"]].EmptyDir.Medium)
+	assert.Equal(t, "1Gi", vols[mounts["/scratch"]].EmptyDir.SizeLimit.String())
+	assert.Equal(t, corev1.PullAlways, main.ImagePullPolicy)
+	assert.Equal(t, "10m0s", train.Timeout.Duration.String())
+
+	var specs []tektonv1.PipelineTaskRunSpec
+	require.NoError(t, json.Unmarshal([]byte(p.Annotations[AnnotationTaskRunSpecs]), &specs))
+	require.Len(t, specs, 1)
+	assert.Equal(t, "train", specs[0].PipelineTaskName)
+	assert.Equal(t, map[string]string{"pool": "gpu"}, specs[0].PodTemplate.NodeSelector)
+	assert.Equal(t, "registry", specs[0].PodTemplate.ImagePullSecrets[0].Name)
+	assert.Equal(t, corev1.TolerationOpExists, specs[0].PodTemplate.Tolerations[0].Operator)
+	assert.Equal(t, map[string]string{"team": "ml"}, specs[0].Metadata.Labels)
 }

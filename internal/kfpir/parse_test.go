@@ -48,7 +48,7 @@ func TestParseForms(t *testing.T) {
 			_, err := Compile(s, Options{Name: "x", LauncherImage: launcherImage})
 			var ue *UnsupportedError
 			require.True(t, errors.As(err, &ue), "%v", err)
-			assert.Equal(t, "platform spec kubernetes.pvcMount", ue.Feature)
+			assert.Equal(t, "kfp-kubernetes PVC named by a parameter", ue.Feature)
 			assert.Equal(t, "train", ue.Task)
 		}},
 	}

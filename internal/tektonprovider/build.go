@@ -73,9 +73,12 @@ func PipelineFor(definition []byte, res contract.Resource, cfg contract.Provider
 	p, err := kfpir.Compile(spec, kfpir.Options{
 		// The namespace's directory of the artifacts claim outlives the run:
 		// KFP's cache lives there (a run's own claim would not keep it).
-		Caching:   settings.ArtifactsClaim != "",
-		Name:      PipelineVersionName(id, res.Version),
-		Namespace: namespace,
+		Caching: settings.ArtifactsClaim != "",
+		// A pipeline of another namespace than the Provider's may not name
+		// the Provider namespace's Secrets, ConfigMaps or PVCs.
+		TenantNamespace: res.Metadata.Namespace,
+		Name:            PipelineVersionName(id, res.Version),
+		Namespace:       namespace,
 		Labels: map[string]string{
 			meta.LabelManagedBy:       meta.ManagedBy,
 			meta.LabelPipelineID:      naming.LabelValue(id),
@@ -225,6 +228,12 @@ func PipelineRunFor(in RunInputs) (*tektonv1.PipelineRun, error) {
 				PodTemplate:        &pod.Template{SecurityContext: restrictedPod()},
 			},
 		},
+	}
+	// The pipeline's kfp-kubernetes pod settings, by task.
+	if specs, ok := in.Pipeline.Annotations[kfpir.AnnotationTaskRunSpecs]; ok {
+		if err := json.Unmarshal([]byte(specs), &pr.Spec.TaskRunSpecs); err != nil {
+			return nil, fmt.Errorf("pipeline %s: annotation %s: %w", in.Pipeline.Name, kfpir.AnnotationTaskRunSpecs, err)
+		}
 	}
 	if declaresArtifacts(in.Pipeline) {
 		pr.Spec.Workspaces = []tektonv1.WorkspaceBinding{artifactsBinding(in.Settings, artifactsDir)}

@@ -276,3 +276,25 @@ func TestFinallyTasksAreRestrictedToo(t *testing.T) {
 		assert.False(t, *sc.AllowPrivilegeEscalation, task.Name)
 	}
 }
+
+// TestKubernetesPodSettingsReachThePipelineRun: kfp-kubernetes' pod
+// settings compiled onto the Pipeline become the run's taskRunSpecs; a
+// pipeline of another namespace may not name the Provider namespace's
+// Secrets.
+func TestKubernetesPodSettingsReachThePipelineRun(t *testing.T) {
+	ir := append(demoIR(t), []byte("\n---\nplatforms:\n  kubernetes:\n    deploymentSpec:\n      executors:\n        exec-train:\n"+
+		"          nodeSelector: {labels: {pool: gpu}}\n"+
+		"          secretAsEnv: [{secretName: db, keyToEnv: [{secretKey: pw, envVar: PW}]}]\n")...)
+	p, err := PipelineFor(ir, pipelineResource(), config(nil), "team-a", launcher)
+	require.NoError(t, err)
+	pr, err := PipelineRunFor(RunInputs{Name: "r1", Namespace: "team-a", ResourceNamespace: "team-a", Pipeline: p})
+	require.NoError(t, err)
+	require.Len(t, pr.Spec.TaskRunSpecs, 1)
+	assert.Equal(t, "train", pr.Spec.TaskRunSpecs[0].PipelineTaskName)
+	assert.Equal(t, map[string]string{"pool": "gpu"}, pr.Spec.TaskRunSpecs[0].PodTemplate.NodeSelector)
+
+	other := pipelineResource()
+	other.Metadata.Namespace = "team-b"
+	_, err = PipelineFor(ir, other, config(nil), "team-a", launcher)
+	assert.ErrorContains(t, err, `kfp-kubernetes Secret of another namespace`)
+}
