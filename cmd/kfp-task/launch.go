@@ -103,6 +103,9 @@ func launch(args []string) error {
 	rt.Parameters = params
 	rt.Artifacts = map[string]launcher.RuntimeArtifact{}
 	for name, uri := range artifacts {
+		if uri == "" {
+			continue // an optional pipeline input artifact the run did not give: absent
+		}
 		rt.Artifacts[name] = launcher.RuntimeArtifact{URI: uri, Metadata: json.RawMessage(artifactMeta[name])}
 	}
 	for name := range artifactMeta {

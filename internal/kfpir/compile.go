@@ -221,9 +221,6 @@ func (c *compiler) pipelineLevel() error {
 	if root.DAG == nil || root.ExecutorLabel != "" {
 		return unsupported("", "single-component pipeline", "the root must be a DAG")
 	}
-	if root.InputDefinitions != nil && len(root.InputDefinitions.Artifacts) > 0 {
-		return unsupported("", "pipeline input artifacts", "inputs %s", strings.Join(sortedKeys(root.InputDefinitions.Artifacts), ", "))
-	}
 	if len(root.SinglePlatformSpecs) > 0 || len(root.TaskConfigPassthroughs) > 0 {
 		return unsupported("", "platform-specific root configuration", "singlePlatformSpecs/taskConfigPassthroughs")
 	}
@@ -248,9 +245,11 @@ func (c *compiler) pipelineLevel() error {
 		return err
 	}
 	c.gates = map[string]bool{}
+	// A pipeline input artifact is a param holding its URI; KFP's input
+	// names are one namespace, parameters and artifacts alike.
 	var rootParams []string
 	if root.InputDefinitions != nil {
-		rootParams = sortedKeys(root.InputDefinitions.Parameters)
+		rootParams = append(sortedKeys(root.InputDefinitions.Parameters), sortedKeys(root.InputDefinitions.Artifacts)...)
 	}
 	if c.params, err = paramNames.assign(rootParams); err != nil {
 		return err
@@ -300,6 +299,15 @@ func (c *compiler) pipelineParams() (tektonv1.ParamSpecs, error) {
 		ps, err := paramSpec(c.params[name], defs[name])
 		if err != nil {
 			return nil, fmt.Errorf("pipeline input parameter %q: %w", name, err)
+		}
+		out = append(out, ps)
+	}
+	arts := c.spec.Root.InputDefinitions.Artifacts
+	for _, name := range sortedKeys(arts) {
+		ps := tektonv1.ParamSpec{Name: c.params[name], Type: tektonv1.ParamTypeString,
+			Description: "input artifact (" + firstNonEmpty(arts[name].ArtifactType.SchemaTitle, "system.Artifact") + "): its URI (file:///...)"}
+		if arts[name].IsOptional {
+			ps.Default = tektonv1.NewStructuredValues("") // absent
 		}
 		out = append(out, ps)
 	}
@@ -473,6 +481,11 @@ func (c *compiler) containerTask(name string, t *TaskSpec) (tektonv1.PipelineTas
 	if err != nil {
 		return pt, err
 	}
+	// Resources from parameters are refused before the inputs the SDK
+	// binds for them (which the component does not declare) are checked.
+	if _, err := computeResources(name, exec.Resources); err != nil {
+		return pt, err
+	}
 	in := comp.InputDefinitions
 	if in == nil {
 		in = &IODefinitions{}
@@ -540,7 +553,7 @@ func (c *compiler) containerTask(name string, t *TaskSpec) (tektonv1.PipelineTas
 		Workspaces: []tektonv1.WorkspaceDeclaration{{Name: ArtifactsWorkspace, MountPath: c.rootPath}},
 	}
 	caches := c.opts.Caching && t.CachingOptions != nil && t.CachingOptions.EnableCache
-	launch := needsLauncher(exec) || takesFinalStatus(in) || collects(special) || caches
+	launch := needsLauncher(exec) || takesFinalStatus(in) || collects(special) || caches || takesPipelineArtifact(inputs)
 	launched := launchedTask{name: kfpTaskName(name), tektonName: c.taskNames[name], params: map[string]string{},
 		inURIs: map[string]string{}, results: c.results[name], items: map[string][]string{}, itemTypes: map[string]string{}}
 	if t.loop != nil {
@@ -624,7 +637,13 @@ func (c *compiler) containerTask(name string, t *TaskSpec) (tektonv1.PipelineTas
 			ph.inURI[key] = c.artifactURI(src.ProducerTask, src.OutputArtifactKey)
 			after[src.ProducerTask] = true
 		case a.ComponentInputArtifact != "":
-			return pt, unsupported(name, "pipeline input artifact (componentInputArtifact)", "input artifact %q", key)
+			p, ok := c.params[a.ComponentInputArtifact]
+			if !ok {
+				return pt, fmt.Errorf("task %q: input artifact %q refers to pipeline input %q, which is not declared", name, key, a.ComponentInputArtifact)
+			}
+			// Its path is known only from the URI the run gives: the
+			// launcher reads it (the task is launched).
+			ph.inURI[key] = "$(params." + p + ")"
 		case len(a.RuntimeArtifact) > 0:
 			return pt, unsupported(name, "runtime artifact", "input artifact %q", key)
 		default:
@@ -746,6 +765,16 @@ func resolveFStrings(task string, inputs map[string]*InputParameter, bound map[s
 func resourcesUse(exec *ContainerSpec, key string) bool {
 	data, _ := json.Marshal(exec.Resources)
 	return strings.Contains(string(data), "'"+key+"'")
+}
+
+// takesPipelineArtifact says a task has a pipeline input artifact.
+func takesPipelineArtifact(inputs *TaskInputs) bool {
+	for _, a := range inputs.Artifacts {
+		if a.ComponentInputArtifact != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func conditionUses(t *TaskSpec, key string) bool {
@@ -959,8 +988,27 @@ func (c *compiler) pipelineResults() ([]tektonv1.PipelineResult, error) {
 	if outs == nil {
 		return nil, nil
 	}
-	if len(outs.Artifacts) > 0 {
-		return nil, unsupported("", "pipeline output artifacts", "outputs %s", strings.Join(sortedKeys(outs.Artifacts), ", "))
+	// An output artifact of the pipeline is its producer's, which the
+	// outputs annotation already lists: it must exist.
+	for _, key := range sortedKeys(outs.Artifacts) {
+		var sel struct {
+			ArtifactSelectors []struct {
+				ProducerSubtask   string `json:"producerSubtask"`
+				OutputArtifactKey string `json:"outputArtifactKey"`
+			} `json:"artifactSelectors"`
+		}
+		if err := json.Unmarshal(outs.Artifacts[key], &sel); err != nil || len(sel.ArtifactSelectors) != 1 {
+			return nil, unsupported("", "pipeline output artifact from dsl.OneOf", "output %q", key)
+		}
+		src := sel.ArtifactSelectors[0]
+		a, err := c.flattener.resolveArtifact("", key, src.ProducerSubtask, src.OutputArtifactKey)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline output artifact %q: %w", key, err)
+		}
+		from := a.TaskOutputArtifact
+		if _, ok := c.artifacts[from.ProducerTask][from.OutputArtifactKey]; !ok {
+			return nil, fmt.Errorf("pipeline output artifact %q: task %q has no output artifact %q", key, from.ProducerTask, from.OutputArtifactKey)
+		}
 	}
 	names, err := resultNames.assign(sortedKeys(outs.Parameters))
 	if err != nil {

@@ -362,18 +362,9 @@ func TestCompileRefusesUnsupportedFeatures(t *testing.T) {
 		{name: "artifact list", mutate: func(s *PipelineSpec) {
 			s.Components["comp-evaluate"].InputDefinitions.Artifacts["model"].IsArtifactList = true
 		}, feature: "artifact list", task: "evaluate"},
-		{name: "pipeline input artifact to a task", mutate: func(s *PipelineSpec) {
-			s.Root.DAG.Tasks["evaluate"].Inputs.Artifacts["model"] = &InputArtifact{ComponentInputArtifact: "model"}
-		}, feature: "pipeline input artifact", task: "evaluate"},
 		{name: "runtime artifact", mutate: func(s *PipelineSpec) {
 			s.Root.DAG.Tasks["evaluate"].Inputs.Artifacts["model"] = &InputArtifact{RuntimeArtifact: raw(`{"customProperties":{}}`)}
 		}, feature: "runtime artifact", task: "evaluate"},
-		{name: "root input artifacts", mutate: func(s *PipelineSpec) {
-			s.Root.InputDefinitions.Artifacts = map[string]*ArtifactSpec{"data": {}}
-		}, feature: "pipeline input artifacts", task: ""},
-		{name: "pipeline output artifacts", mutate: func(s *PipelineSpec) {
-			s.Root.DAG.Outputs.Artifacts = map[string]json.RawMessage{"model": raw(`{"artifactSelectors":[{"producerSubtask":"train","outputArtifactKey":"model"}]}`)}
-		}, feature: "pipeline output artifacts", task: ""},
 		{name: "OneOf output", mutate: func(s *PipelineSpec) {
 			s.Root.DAG.Outputs.Parameters["accuracy"] = &DAGOutputParameter{ValueFromOneof: raw(`{"parameterSelectors":[]}`)}
 		}, feature: "dsl.OneOf", task: ""},

@@ -367,3 +367,31 @@ func TestKubernetesSettings(t *testing.T) {
 	assert.Equal(t, corev1.TolerationOpExists, specs[0].PodTemplate.Tolerations[0].Operator)
 	assert.Equal(t, map[string]string{"team": "ml"}, specs[0].Metadata.Labels)
 }
+
+// TestPipelineInputAndOutputArtifacts: an input artifact of the pipeline
+// is a param holding its URI (empty by default when optional: absent),
+// given to the tasks taking it through the launcher; an output artifact
+// of the pipeline is its producer's.
+func TestPipelineInputAndOutputArtifacts(t *testing.T) {
+	spec := load(t, "demo.yaml")
+	spec.Root.InputDefinitions.Artifacts = map[string]*ArtifactSpec{
+		"model": {ArtifactType: ArtifactType{SchemaTitle: "system.Model"}},
+		"extra": {ArtifactType: ArtifactType{SchemaTitle: "system.Dataset"}, IsOptional: true},
+	}
+	spec.Root.DAG.Tasks["evaluate"].Inputs.Artifacts["model"] = &InputArtifact{ComponentInputArtifact: "model"}
+	spec.Root.DAG.Outputs.Artifacts = map[string]json.RawMessage{"model": raw(`{"artifactSelectors":[{"producerSubtask":"train","outputArtifactKey":"model"}]}`)}
+	p := compileValid(t, spec, Options{Name: "x", LauncherImage: launcherImage})
+	params := map[string]tektonv1.ParamSpec{}
+	for _, ps := range p.Spec.Params {
+		params[ps.Name] = ps
+	}
+	assert.Nil(t, params["model"].Default, "a required input artifact")
+	assert.Equal(t, "", params["extra"].Default.StringVal, "an optional one is absent unless given")
+	assert.Contains(t, params["model"].Description, "system.Model")
+	evaluate := byName(p.Spec.Tasks)["evaluate"]
+	assert.Contains(t, evaluate.TaskSpec.Steps[1].Args, "model=$(params.model)", "through the launcher, which knows the path from the URI")
+
+	spec.Root.DAG.Outputs.Artifacts["model"] = raw(`{"artifactSelectors":[{"producerSubtask":"train","outputArtifactKey":"nope"}]}`)
+	_, err := Compile(spec, Options{Name: "x", LauncherImage: launcherImage})
+	assert.ErrorContains(t, err, `pipeline output artifact "model"`)
+}
