@@ -5,6 +5,8 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +16,8 @@ import (
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider"
 )
 
 // TestPythonFunctionComponentsRunOnTekton runs, through the Tekton
@@ -244,4 +248,32 @@ func TestKubernetesSettingsOnTheNode(t *testing.T) {
 	require.NotNil(t, tr.Spec.PodTemplate)
 	assert.Equal(t, map[string]string{"kubernetes.io/os": "linux"}, tr.Spec.PodTemplate.NodeSelector)
 	assert.Equal(t, "ml", tr.Labels["team"], "pod labels from podMetadata")
+}
+
+// TestAnImporterOnTheNode runs a pipeline whose task takes an artifact
+// from dsl.importer (internal/testfixtures/kfpexecutor/importer.yaml): a
+// file already in the namespace's directory of the artifacts volume,
+// named by a run parameter; the task reads it and the importer's
+// metadata, and no pod runs for the importer.
+func TestAnImporterOnTheNode(t *testing.T) {
+	ns := namespace(t, "e2e-kfpv2-import")
+	volume := tektonProvider(t, ns)
+	dir, err := tektonprovider.NamespaceDirectory(ns)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(volume, dir, "imported"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(volume, dir, "imported", "data.txt"), []byte("hello imported\n"), 0o644))
+	demoPipeline(t, ns, "importer", "/importer.yaml")
+	waitFor(t, 4*time.Minute, "Pipeline importer synchronised", func() (bool, string) {
+		return synchronised(get(t, "Pipeline", ns, "importer"))
+	})
+	create(t, ns, "kind: Run\nmetadata: {name: imp}\nspec:\n  provider: kfp\n  pipeline: importer\n  parameters:\n"+
+		"  - {name: uri, value: \"file:///kfp/artifacts/"+dir+"/imported/data.txt\"}\n")
+	waitFor(t, 4*time.Minute, "Run imp Succeeded", func() (bool, string) {
+		state, msg := completionState(get(t, "Run", ns, "imp"))
+		return state == "Succeeded", state + ": " + msg
+	})
+	pr := runPipelineRun(t, ns, "imp")
+	require.Len(t, pr.Status.Results, 1)
+	assert.Equal(t, "hello imported from e2e", pr.Status.Results[0].Value.StringVal)
+	assert.Len(t, pr.Status.ChildReferences, 1, "no pod for the importer")
 }

@@ -119,6 +119,8 @@ type compiler struct {
 	// pod settings it gives (platform.go).
 	platform     map[string]*kubernetesConfig
 	taskRunSpecs []tektonv1.PipelineTaskRunSpec
+	// importers are the importer tasks' artifacts (importer.go).
+	importers map[string]*importer
 }
 
 // Compile translates a parsed KFP v2 pipeline into a Tekton Pipeline. It
@@ -158,7 +160,16 @@ func Compile(spec *PipelineSpec, opts Options) (*tektonv1.Pipeline, error) {
 	tasks := c.flat
 	// Refuse unsupported features first, so they are reported before any
 	// error they cause in the tasks that consume them.
+	c.importers = map[string]*importer{}
 	for _, name := range sortedKeys(tasks) {
+		imp, err := c.importerOf(name)
+		if err != nil {
+			return nil, err
+		}
+		if imp != nil {
+			c.importers[name] = imp
+			continue
+		}
 		ref := tasks[name].ComponentRef.Name
 		if _, err := c.executor(name, ref, spec.Components[ref]); err != nil {
 			return nil, err
@@ -173,6 +184,9 @@ func Compile(spec *PipelineSpec, opts Options) (*tektonv1.Pipeline, error) {
 		return nil, err
 	}
 	for _, name := range sortedKeys(tasks) {
+		if c.importers[name] != nil {
+			continue // no pod: its consumers take the URI
+		}
 		pt, gates, err := c.task(name, tasks[name])
 		if err != nil {
 			return nil, err
@@ -401,8 +415,8 @@ const AnnotationOutputs = meta.AnnotationOutputs
 func (c *compiler) annotateOutputs(p *tektonv1.Pipeline) error {
 	var outputs []meta.OutputArtifact
 	for _, task := range sortedKeys(c.artifacts) {
-		if t := c.flat[task]; t != nil && t.loop != nil {
-			continue // one directory per TaskRun, not known before the run
+		if t := c.flat[task]; (t != nil && t.loop != nil) || c.importers[task] != nil {
+			continue // one directory per TaskRun, not known before the run; or not the run's
 		}
 		for _, key := range sortedKeys(c.artifacts[task]) {
 			outputs = append(outputs, meta.OutputArtifact{Component: task, Output: key, URI: c.artifactURI(task, key)})
@@ -553,9 +567,9 @@ func (c *compiler) containerTask(name string, t *TaskSpec) (tektonv1.PipelineTas
 		Workspaces: []tektonv1.WorkspaceDeclaration{{Name: ArtifactsWorkspace, MountPath: c.rootPath}},
 	}
 	caches := c.opts.Caching && t.CachingOptions != nil && t.CachingOptions.EnableCache
-	launch := needsLauncher(exec) || takesFinalStatus(in) || collects(special) || caches || takesPipelineArtifact(inputs)
+	launch := needsLauncher(exec) || takesFinalStatus(in) || collects(special) || caches || c.takesRuntimeURI(inputs)
 	launched := launchedTask{name: kfpTaskName(name), tektonName: c.taskNames[name], params: map[string]string{},
-		inURIs: map[string]string{}, results: c.results[name], items: map[string][]string{}, itemTypes: map[string]string{}}
+		inURIs: map[string]string{}, inMeta: map[string]string{}, results: c.results[name], items: map[string][]string{}, itemTypes: map[string]string{}}
 	if t.loop != nil {
 		launched.tektonName = "$(context.taskRun.name)" // one TaskRun per item
 	}
@@ -622,6 +636,15 @@ func (c *compiler) containerTask(name string, t *TaskSpec) (tektonv1.PipelineTas
 	for _, key := range sortedKeys(inputs.Artifacts) {
 		a := inputs.Artifacts[key]
 		switch {
+		case a.TaskOutputArtifact != nil && c.importers[a.TaskOutputArtifact.ProducerTask] != nil:
+			imp := c.importers[a.TaskOutputArtifact.ProducerTask]
+			ph.inURI[key] = imp.uri
+			if imp.path != "" {
+				ph.inPath[key] = imp.path
+			}
+			if imp.metadata != "" {
+				launched.inMeta[key] = imp.metadata
+			}
 		case a.TaskOutputArtifact != nil:
 			src := a.TaskOutputArtifact
 			if p := c.flat[src.ProducerTask]; p != nil && p.loop != nil {
@@ -664,7 +687,7 @@ func (c *compiler) containerTask(name string, t *TaskSpec) (tektonv1.PipelineTas
 	}
 	var prepare []tektonv1.Step
 	if launch {
-		if launched.spec, err = launcherSpec(name, comp, exec); err != nil {
+		if launched.spec, err = launcherSpec(name, comp, exec, launched.inMeta); err != nil {
 			return pt, err
 		}
 		for _, key := range sortedKeys(out.Artifacts) {
@@ -726,7 +749,9 @@ func (c *compiler) containerTask(name string, t *TaskSpec) (tektonv1.PipelineTas
 	}
 	delete(after, name)
 	for _, dep := range sortedKeys(after) {
-		pt.RunAfter = append(pt.RunAfter, c.taskNames[dep])
+		if c.importers[dep] == nil {
+			pt.RunAfter = append(pt.RunAfter, c.taskNames[dep])
+		}
 	}
 	return pt, nil
 }
@@ -767,11 +792,18 @@ func resourcesUse(exec *ContainerSpec, key string) bool {
 	return strings.Contains(string(data), "'"+key+"'")
 }
 
-// takesPipelineArtifact says a task has a pipeline input artifact.
-func takesPipelineArtifact(inputs *TaskInputs) bool {
+// takesRuntimeURI says a task takes an artifact whose URI only the run
+// gives (a pipeline input artifact, an importer's from a parameter), or
+// one with metadata: the launcher gives its path and metadata.
+func (c *compiler) takesRuntimeURI(inputs *TaskInputs) bool {
 	for _, a := range inputs.Artifacts {
 		if a.ComponentInputArtifact != "" {
 			return true
+		}
+		if a.TaskOutputArtifact != nil {
+			if imp := c.importers[a.TaskOutputArtifact.ProducerTask]; imp != nil && (imp.path == "" || imp.metadata != "") {
+				return true
+			}
 		}
 	}
 	return false

@@ -185,7 +185,7 @@ func TestFStringsReferToOtherInputs(t *testing.T) {
 // TestTheE2EPipelinesCompile compiles the e2e suite's control-flow and
 // exit-handler pipelines, so a mistake in them shows before the node.
 func TestTheE2EPipelinesCompile(t *testing.T) {
-	for _, file := range []string{"control_flow.yaml", "exit_handler.yaml", "secret_env.yaml"} {
+	for _, file := range []string{"control_flow.yaml", "exit_handler.yaml", "secret_env.yaml", "importer.yaml"} {
 		data, err := os.ReadFile(filepath.Join("..", "testfixtures", "kfpexecutor", file))
 		require.NoError(t, err)
 		spec, err := Parse(data)
@@ -394,4 +394,31 @@ func TestPipelineInputAndOutputArtifacts(t *testing.T) {
 	spec.Root.DAG.Outputs.Artifacts["model"] = raw(`{"artifactSelectors":[{"producerSubtask":"train","outputArtifactKey":"nope"}]}`)
 	_, err := Compile(spec, Options{Name: "x", LauncherImage: launcherImage})
 	assert.ErrorContains(t, err, `pipeline output artifact "model"`)
+}
+
+// TestImportersMakeNoPod: an importer's artifact is the URI it names; the
+// task taking it gets the URI and the metadata through the launcher.
+func TestImportersMakeNoPod(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "testfixtures", "kfpexecutor", "importer.yaml"))
+	require.NoError(t, err)
+	spec, err := Parse(data)
+	require.NoError(t, err)
+	p := compileValid(t, spec, Options{Name: "x", LauncherImage: launcherImage})
+	require.Len(t, p.Spec.Tasks, 1, "no pod for the importer")
+	read := p.Spec.Tasks[0]
+	assert.Empty(t, read.RunAfter)
+	args := strings.Join(read.TaskSpec.Steps[1].Args, " ")
+	assert.Contains(t, args, "--artifact data=$(params.uri) --artifact-metadata data={\"source\":\"e2e\"}")
+	assert.NotContains(t, p.Annotations[AnnotationOutputs], "importer")
+
+	constant := func(uri string) error {
+		spec, _ := Parse(data)
+		spec.DeploymentSpec.Executors["exec-importer"].Importer = raw(`{"artifactUri":{"constant":"` + uri + `"},"metadata":{"source":"x"}}`)
+		_, err := Compile(spec, Options{Name: "x", LauncherImage: launcherImage})
+		return err
+	}
+	assert.NoError(t, constant("file:///kfp/artifacts/shared/data.csv"))
+	assert.ErrorContains(t, constant("gs://bucket/data.csv"), "importer of gs://bucket/data.csv")
+	assert.ErrorContains(t, constant("file:///etc/passwd"), "not under the pipeline root")
+	assert.ErrorContains(t, constant("file:///kfp/artifacts/../../etc/passwd"), "not under the pipeline root")
 }

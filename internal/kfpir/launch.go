@@ -76,8 +76,10 @@ type launchedTask struct {
 	spec             launcher.Spec
 	// params maps each input parameter given a value to its TaskSpec param.
 	params map[string]string
-	// inURIs are the input artifacts' URIs.
+	// inURIs are the input artifacts' URIs; inMeta the metadata (JSON) of
+	// those that have some when compiling (an importer's).
 	inURIs map[string]string
+	inMeta map[string]string
 	// items are the params holding the collected outputs of an unrolled
 	// loop, in order, by input; itemTypes their KFP type. rest is the
 	// input collected from a run-time loop (an array param, restParam).
@@ -95,7 +97,7 @@ type launchedTask struct {
 // its container's command, unresolved. Every placeholder in it is checked
 // now against a stand-in executor input, so one the launcher cannot
 // resolve is refused at compile time, not when the task runs.
-func launcherSpec(task string, comp *ComponentSpec, exec *ContainerSpec) (launcher.Spec, error) {
+func launcherSpec(task string, comp *ComponentSpec, exec *ContainerSpec, inMeta map[string]string) (launcher.Spec, error) {
 	spec := launcher.Spec{Task: task, Command: exec.Command, Args: exec.Args,
 		Inputs:  launcher.Inputs{Parameters: map[string]launcher.Parameter{}, Artifacts: map[string]launcher.Artifact{}},
 		Outputs: launcher.Outputs{Parameters: map[string]launcher.Parameter{}, Artifacts: map[string]launcher.Artifact{}}}
@@ -109,7 +111,7 @@ func launcherSpec(task string, comp *ComponentSpec, exec *ContainerSpec) (launch
 		}
 		for key, a := range in.Artifacts {
 			spec.Inputs.Artifacts[key] = launcher.Artifact{SchemaTitle: a.ArtifactType.SchemaTitle, SchemaVersion: a.ArtifactType.SchemaVersion, Optional: a.IsOptional}
-			stand.Artifacts[key] = launcher.RuntimeArtifact{URI: "file:///root/run/producer/" + key}
+			stand.Artifacts[key] = launcher.RuntimeArtifact{URI: "file:///root/run/producer/" + key, Metadata: json.RawMessage(inMeta[key])}
 		}
 	}
 	if out != nil {
@@ -181,6 +183,9 @@ func (c *compiler) launchSteps(lt launchedTask, exec *ContainerSpec) ([]tektonv1
 			return nil, nil, unsupported(lt.name, "artifact name with '='", "input artifact %q", key)
 		}
 		args = append(args, "--artifact", key+"="+lt.inURIs[key])
+		if meta, ok := lt.inMeta[key]; ok {
+			args = append(args, "--artifact-metadata", key+"="+meta)
+		}
 	}
 	for _, key := range sortedKeys(lt.results) {
 		if strings.Contains(key, "=") {
