@@ -2,11 +2,13 @@ package testenv
 
 import (
 	"context"
+	"net/http"
 	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/operator"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/seal"
@@ -58,7 +60,19 @@ func TestOperatorConfig(cfg operator.Config) operator.Config {
 // against the control plane until the test ends or stop is called.
 func (cp *ControlPlane) RunOperator(t T, cfg operator.Config) (stop func()) {
 	t.Helper()
-	mgr, err := operator.NewManager(cp.Config, TestOperatorConfig(cfg), "test")
+	return cp.RunOperatorWrapped(t, cfg, nil)
+}
+
+// RunOperatorWrapped is RunOperator with the operator's transport wrapped
+// by wrap (nil: not wrapped), to see the requests it makes (Writes.Wrap).
+func (cp *ControlPlane) RunOperatorWrapped(t T, cfg operator.Config, wrap func(http.RoundTripper) http.RoundTripper) (stop func()) {
+	t.Helper()
+	restConfig := cp.Config
+	if wrap != nil {
+		restConfig = rest.CopyConfig(cp.Config)
+		restConfig.Wrap(wrap)
+	}
+	mgr, err := operator.NewManager(restConfig, TestOperatorConfig(cfg), "test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,6 +73,7 @@ func (r *Reconciler[T]) apply(ctx context.Context, obj T, o Observation, d Decis
 	if err := r.statusWriter().Patch(ctx, base, obj); err != nil {
 		return ctrl.Result{}, errors.Join(d.Outcome.Err, err)
 	}
+	r.wrote(obj, base.GetResourceVersion())
 	statusWritten(r.Kind.Name, obj)
 	if pruning {
 		r.prune(ctx, o)
@@ -210,6 +211,7 @@ func (r *Reconciler[T]) release(ctx context.Context, obj T, o Observation, messa
 		ctrl.LoggerFrom(ctx).Error(err, "deleting the PipelineRuns of a released resource", "namespace", o.WorkflowNamespace)
 	}
 	r.expected.Delete(obj.GetUID())
+	r.written.Delete(obj.GetUID())
 	resourceGone(r.Kind.Name, client.ObjectKeyFromObject(obj))
 	r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, string(pipelinesv1beta1.StateDeleted), "Delete", "%s", message)
 	return nil

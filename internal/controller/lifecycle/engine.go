@@ -141,6 +141,12 @@ type Reconciler[T Subject] struct {
 	// release a resource whose create is under way).
 	expected sync.Map
 
+	// written holds, per resource UID, the resourceVersions this
+	// controller's own writes to it (finalizer, status) left behind, until
+	// the cache shows the newest (ownWrites).
+	written      sync.Map
+	writtenSwept atomic.Int64
+
 	// failures remembers why each failed run failed, by run UID.
 	failures     sync.Map
 	failureCount atomic.Int64
@@ -175,10 +181,20 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (result
 		return ctrl.Result{}, err
 	}
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
+	if r.behindOwnWrite(obj) {
+		// What the cache holds predates this controller's own last write
+		// (its watch event is on the way): deciding on it would write that
+		// status (and its Event) a second time. Look again shortly, keeping
+		// the resource's place in the limiter's queue if it has one.
+		queued = true
+		return ctrl.Result{RequeueAfter: ownWriteRecheck}, nil
+	}
 	if obj.GetDeletionTimestamp().IsZero() {
+		before := obj.GetResourceVersion()
 		if err := status.AddFinalizer(ctx, r.Client, obj, Finalizer); err != nil {
 			return ctrl.Result{}, err
 		}
+		r.wrote(obj, before)
 	} else if !controllerutil.ContainsFinalizer(obj, Finalizer) {
 		return ctrl.Result{}, nil
 	}
@@ -199,11 +215,23 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (result
 	return r.apply(ctx, obj, o, d)
 }
 
-// statusWriter writes a resource's status and records its transitions.
+// statusWriter writes a resource's status and records its transitions,
+// but for those into work under way (Progressing, Queued): the Ready
+// condition says so, an operation's PipelineRun is its own record, and an
+// Event for each would be a write per resource per operation that tells
+// nothing the condition does not. Reaching Ready (Synchronized), every
+// failure (a Warning) and every other wait (on the Provider, the Pipeline,
+// a dependency) still record one.
 func (r *Reconciler[T]) statusWriter() status.Writer {
 	return status.Writer{Client: r.Client, Recorder: r.Recorder, Conditions: func(o client.Object) []metav1.Condition {
 		return o.(Subject).CommonStatus().Conditions
-	}}
+	}, Quiet: underWay}
+}
+
+// underWay: the report is of an operation running or waiting its turn.
+func underWay(r status.Report) bool {
+	return r.Ready == metav1.ConditionUnknown &&
+		(r.Reason == pipelinesv1beta1.ReasonProgressing || r.Reason == pipelinesv1beta1.ReasonQueued)
 }
 
 func (r *Reconciler[T]) configMapTTL() time.Duration {

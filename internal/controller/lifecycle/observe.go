@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -251,6 +252,65 @@ func (r *Reconciler[T]) awaitingCache(obj Subject, runs []*tektonv1.PipelineRun)
 		return false
 	}
 	return true
+}
+
+// ownWrites are the resourceVersions this controller's writes to one
+// resource went through: stale are those its writes replaced, latest the
+// one its last write made.
+type ownWrites struct {
+	stale   []string
+	latest  string
+	expires time.Time
+}
+
+// ownWriteRecheck is how soon a resource whose cached copy predates this
+// controller's own last write is looked at again: the watch event is
+// usually milliseconds behind the write.
+const ownWriteRecheck = 100 * time.Millisecond
+
+// wrote notes that a write of this controller took obj from resourceVersion
+// before to the one obj now has (a write that changed nothing, or did
+// not happen, leaves it as it was and notes nothing).
+func (r *Reconciler[T]) wrote(obj Subject, before string) {
+	after := obj.GetResourceVersion()
+	if after == before || before == "" {
+		return
+	}
+	stale := []string{before}
+	if v, ok := r.written.Load(obj.GetUID()); ok {
+		if w := v.(ownWrites); w.latest == before {
+			stale = append(w.stale, before)
+		}
+	}
+	now := r.now()
+	r.written.Store(obj.GetUID(), ownWrites{stale: stale, latest: after, expires: now.Add(expectationTimeout)})
+	// A resource not reconciled again would keep its entry: drop the
+	// expired ones, at most once per expectationTimeout.
+	if last := r.writtenSwept.Load(); now.UnixNano()-last >= int64(expectationTimeout) && r.writtenSwept.CompareAndSwap(last, now.UnixNano()) {
+		r.written.Range(func(uid, v any) bool {
+			if now.After(v.(ownWrites).expires) {
+				r.written.Delete(uid)
+			}
+			return true
+		})
+	}
+}
+
+// behindOwnWrite says whether obj, as the cache holds it, is a version this
+// controller's own writes replaced: its status or finalizer would look
+// missing. It forgets the writes once the cache shows their result or a
+// later one (anyone's), or once they expire.
+func (r *Reconciler[T]) behindOwnWrite(obj Subject) bool {
+	v, ok := r.written.Load(obj.GetUID())
+	if !ok {
+		return false
+	}
+	w := v.(ownWrites)
+	if rv := obj.GetResourceVersion(); rv != w.latest && slices.Contains(w.stale, rv) && !r.now().After(w.expires) {
+		return true
+	}
+	r.written.Delete(obj.GetUID())
+	return false
 }
 
 // configMaps reads artifact repository ConfigMaps through a short-lived

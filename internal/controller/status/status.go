@@ -89,10 +89,13 @@ type Writer struct {
 	Recorder events.EventRecorder
 	// Conditions returns an object's conditions, to tell transitions.
 	Conditions func(client.Object) []metav1.Condition
+	// Quiet, when set, says which transitions record no Event (those into
+	// a report it returns true for).
+	Quiet func(Report) bool
 }
 
 // Patch writes obj's status when it differs from base's (obj as read), and
-// records an Event when its readiness changed. A resource deleted meanwhile
+// records an Event when its readiness changed (unless Quiet). A resource deleted meanwhile
 // is not an error: there is nothing left to report on.
 func (w Writer) Patch(ctx context.Context, base, obj client.Object) error {
 	if equality.Semantic.DeepEqual(base, obj) {
@@ -102,7 +105,8 @@ func (w Writer) Patch(ctx context.Context, base, obj client.Object) error {
 	if err := w.Client.Status().Patch(ctx, obj, client.MergeFrom(base)); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if now.Reason != "" && (was.Ready != now.Ready || was.Reason != now.Reason || was.State != now.State) {
+	if now.Reason != "" && (was.Ready != now.Ready || was.Reason != now.Reason || was.State != now.State) &&
+		(w.Quiet == nil || !w.Quiet(now)) {
 		eventType := corev1.EventTypeNormal
 		if now.Ready == metav1.ConditionFalse {
 			eventType = corev1.EventTypeWarning
