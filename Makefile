@@ -5,6 +5,7 @@ SHELL := /usr/bin/env bash -o pipefail
 BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
 HELM := $(BIN)/helm
+GOLANGCI_LINT := $(BIN)/golangci-lint
 OPERATOR_CHART := config/helm/kfp-tekton-operator
 PROVIDER_CHART := config/helm/kfp-tekton-provider
 # How long make fuzz runs each fuzz target: a count of executions, not a
@@ -60,11 +61,16 @@ manifests: $(CONTROLLER_GEN) $(HELM) ## Regenerate CRDs, RBAC, the chart-rendere
 	go run ./internal/contract/gen
 
 .PHONY: verify
-verify: generate manifests ## Fail if generated files or formatting are out of date.
+verify: generate manifests lint ## Fail if generated files or formatting are out of date, or the lint fails.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	go vet ./...
 	go vet -tags e2e ./e2e/
 	@git diff --exit-code -- api config tasks pipelines || { echo "generated files are stale: run make generate manifests"; exit 1; }
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## golangci-lint with .golangci.yml (function length, errors, docs, imports), and no Go file over 600 lines.
+	$(GOLANGCI_LINT) run ./...
+	go test ./ci -run '^TestGoFileSize$$' -count=1
 
 .PHONY: test
 test: envtest-assets ## Every test: unit and envtest (real kube-apiserver + etcd), then end-to-end on the local real cluster.
@@ -130,6 +136,9 @@ $(HELM): hack/tools/helm/go.mod
 
 $(CONTROLLER_GEN): hack/tools/controller-gen/go.mod
 	cd hack/tools/controller-gen && go build -o $(CONTROLLER_GEN) sigs.k8s.io/controller-tools/cmd/controller-gen
+
+$(GOLANGCI_LINT): hack/tools/golangci-lint/go.mod
+	cd hack/tools/golangci-lint && go build -o $(GOLANGCI_LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
 ##@ Main job
 

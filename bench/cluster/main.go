@@ -64,7 +64,7 @@ func run(n int) error {
 	out, err := exec.Command(filepath.Join("bin", "helm"), "install", "kfp", "config/helm/kfp-tekton-provider", "-n", ns,
 		"--set", "provider.image="+images["FIXTURE_PROVIDER_IMAGE"], "--wait").CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("helm: %v: %s", err, out)
+		return fmt.Errorf("helm: %w: %s", err, out)
 	}
 	step := func(name string) corev1.Container {
 		return corev1.Container{Name: name, Image: images["FIXTURE_COMPILER_IMAGE"], Command: []string{"/compiler"}, Args: []string{"/tmp/out"},
@@ -75,42 +75,16 @@ func run(n int) error {
 
 	var pods, taskRuns, resources, pipelineRuns []time.Duration
 	for i := 0; i < n; i++ {
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%d", i), Namespace: ns},
-			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{step("one")}}}
-		d, err := timed(func() error { return cl.Create(ctx, pod) }, func() (bool, error) {
-			err := cl.Get(ctx, client.ObjectKeyFromObject(pod), pod)
-			return pod.Status.Phase == corev1.PodSucceeded, err
-		})
+		d, err := timePod(ctx, cl, ns, i, step("one"))
 		if err != nil {
 			return fmt.Errorf("pod: %w", err)
 		}
 		pods = append(pods, d)
-
-		c := step("one")
-		tr := &tektonv1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("taskrun-%d", i), Namespace: ns},
-			Spec: tektonv1.TaskRunSpec{TaskSpec: &tektonv1.TaskSpec{Steps: []tektonv1.Step{{
-				Name: c.Name, Image: c.Image, Command: c.Command, Args: c.Args, SecurityContext: c.SecurityContext}}}}}
-		d, err = timed(func() error { return cl.Create(ctx, tr) }, func() (bool, error) {
-			err := cl.Get(ctx, client.ObjectKeyFromObject(tr), tr)
-			return tr.IsDone(), err
-		})
-		if err != nil {
+		if d, err = timeTaskRun(ctx, cl, ns, i, step("one")); err != nil {
 			return fmt.Errorf("taskrun: %w", err)
 		}
 		taskRuns = append(taskRuns, d)
-
-		exp := &pipelinesv1beta1.Experiment{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("exp-%d", i), Namespace: ns},
-			Spec: pipelinesv1beta1.ExperimentSpec{Provider: "kfp", Description: "bench"}}
-		d, err = timed(func() error { return cl.Create(ctx, exp) }, func() (bool, error) {
-			err := cl.Get(ctx, client.ObjectKeyFromObject(exp), exp)
-			for _, c := range exp.Status.Conditions {
-				if c.Type == pipelinesv1beta1.ConditionReady && c.Status == metav1.ConditionTrue {
-					return true, err
-				}
-			}
-			return false, err
-		})
-		if err != nil {
+		if d, err = timeExperiment(ctx, cl, ns, i); err != nil {
 			return fmt.Errorf("experiment: %w", err)
 		}
 		resources = append(resources, d)
@@ -130,6 +104,42 @@ func run(n int) error {
 	report("operation PipelineRun create → done (s resolution)", pipelineRuns)
 	report("Experiment create → Ready (operator + Tekton)", resources)
 	return memory()
+}
+
+// timePod times the i-th pod of one container c, created until Succeeded.
+func timePod(ctx context.Context, cl client.Client, ns string, i int, c corev1.Container) (time.Duration, error) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%d", i), Namespace: ns},
+		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{c}}}
+	return timed(func() error { return cl.Create(ctx, pod) }, func() (bool, error) {
+		err := cl.Get(ctx, client.ObjectKeyFromObject(pod), pod)
+		return pod.Status.Phase == corev1.PodSucceeded, err
+	})
+}
+
+// timeTaskRun times the i-th TaskRun of one step like c, created until done.
+func timeTaskRun(ctx context.Context, cl client.Client, ns string, i int, c corev1.Container) (time.Duration, error) {
+	tr := &tektonv1.TaskRun{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("taskrun-%d", i), Namespace: ns},
+		Spec: tektonv1.TaskRunSpec{TaskSpec: &tektonv1.TaskSpec{Steps: []tektonv1.Step{{
+			Name: c.Name, Image: c.Image, Command: c.Command, Args: c.Args, SecurityContext: c.SecurityContext}}}}}
+	return timed(func() error { return cl.Create(ctx, tr) }, func() (bool, error) {
+		err := cl.Get(ctx, client.ObjectKeyFromObject(tr), tr)
+		return tr.IsDone(), err
+	})
+}
+
+// timeExperiment times the i-th Experiment, created until Ready.
+func timeExperiment(ctx context.Context, cl client.Client, ns string, i int) (time.Duration, error) {
+	exp := &pipelinesv1beta1.Experiment{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("exp-%d", i), Namespace: ns},
+		Spec: pipelinesv1beta1.ExperimentSpec{Provider: "kfp", Description: "bench"}}
+	return timed(func() error { return cl.Create(ctx, exp) }, func() (bool, error) {
+		err := cl.Get(ctx, client.ObjectKeyFromObject(exp), exp)
+		for _, c := range exp.Status.Conditions {
+			if c.Type == pipelinesv1beta1.ConditionReady && c.Status == metav1.ConditionTrue {
+				return true, err
+			}
+		}
+		return false, err
+	})
 }
 
 func timed(create func() error, done func() (bool, error)) (time.Duration, error) {

@@ -97,7 +97,7 @@ func run(o options) error {
 	// One request first: a wrong token or URL is better said now than as
 	// a phase of 401s.
 	if code, msg, err := valid.post(token); err != nil || code != http.StatusGone {
-		return fmt.Errorf("a valid request was answered %d %q (%v): want 410, no Run %s/eventsflood-absent", code, msg, err, providerNS)
+		return fmt.Errorf("a valid request was answered %d %q (%w): want 410, no Run %s/eventsflood-absent", code, msg, err, providerNS)
 	}
 	fmt.Printf("/events at %s; valid requests every %s as %s/%s; flood of %d/s, %d in flight at most; %s a phase\n",
 		o.url, o.interval, o.saNamespace, o.saName, o.rate, o.concurrency, o.duration)

@@ -104,24 +104,51 @@ func run(n int, skipDirect bool) error {
 		return err
 	}
 	defer operator.stop()
+	if err := createProvider(ctx, cp.Client, ns, host); err != nil {
+		return err
+	}
+	f, err := measureOperator(ctx, cp.Client, direct, operator, ns, n)
+	if err != nil {
+		return err
+	}
+	f.print(operator, skipDirect, directTime)
+	return nil
+}
 
+// createProvider creates the Provider the Pipelines name and waits for it
+// to be Ready (its Tasks applied).
+func createProvider(ctx context.Context, c client.Client, ns, host string) error {
 	provider := &pipelinesv1beta1.Provider{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "kfp"},
 		Spec: pipelinesv1beta1.ProviderSpec{Image: host + "/bench/provider:v1", ServiceAccount: "kfp-provider",
 			Frameworks: []pipelinesv1beta1.Framework{{Name: "tfx", Image: host + "/bench/compiler:v1"}}}}
-	if err := cp.Client.Create(ctx, provider); err != nil {
+	if err := c.Create(ctx, provider); err != nil {
 		return err
 	}
 	if err := waitFor(5*time.Minute, func() (bool, error) {
-		err := cp.Client.Get(ctx, client.ObjectKeyFromObject(provider), provider)
+		err := c.Get(ctx, client.ObjectKeyFromObject(provider), provider)
 		return err == nil && meta.IsStatusConditionTrue(provider.Status.Conditions, pipelinesv1beta1.ConditionReady), nil
 	}); err != nil {
 		return fmt.Errorf("provider: %w", err)
 	}
+	return nil
+}
 
-	// Measured from here: the Provider is Ready, its Tasks applied.
-	requestsBefore, err := operator.requests()
-	if err != nil {
-		return fmt.Errorf("reading the operator's metrics: %w", err)
+// figures are what measureOperator measured.
+type figures struct {
+	n                                  int
+	applied, toRuns, finished, toReady time.Duration
+	cpu                                float64
+	requestsBefore, requestsAfter      map[string]float64
+}
+
+// measureOperator applies n Pipelines with direct and times the operator
+// (its process operator) until their PipelineRuns exist and, once the runs
+// are finished, until the Pipelines are Ready.
+func measureOperator(ctx context.Context, c, direct client.Client, operator *operatorProcess, ns string, n int) (figures, error) {
+	f := figures{n: n}
+	var err error
+	if f.requestsBefore, err = operator.requests(); err != nil {
+		return f, fmt.Errorf("reading the operator's metrics: %w", err)
 	}
 	cpuBefore := measure.CPUSeconds(operator.pid)
 	start := time.Now()
@@ -132,76 +159,83 @@ func run(n int, skipDirect bool) error {
 				Framework: pipelinesv1beta1.PipelineFramework{Name: "tfx"}},
 		})
 	}); err != nil {
-		return err
+		return f, err
 	}
-	applied := time.Since(start)
+	f.applied = time.Since(start)
 	managed := client.MatchingLabels{lifecycle.LabelOwnerKind: "pipeline"}
 	if err := waitFor(30*time.Minute, func() (bool, error) {
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(tektonv1.SchemeGroupVersion.WithKind("PipelineRunList"))
-		err := cp.Client.List(ctx, list, client.InNamespace(ns), managed)
+		err := c.List(ctx, list, client.InNamespace(ns), managed)
 		return err == nil && len(list.Items) >= n, err
 	}); err != nil {
-		return err
+		return f, err
 	}
-	toRuns := time.Since(start)
+	f.toRuns = time.Since(start)
 
 	runs := &tektonv1.PipelineRunList{}
-	if err := cp.Client.List(ctx, runs, client.InNamespace(ns), managed); err != nil {
-		return err
+	if err := c.List(ctx, runs, client.InNamespace(ns), managed); err != nil {
+		return f, err
 	}
 	finishStart := time.Now()
-	if err := measure.Parallel(ctx, len(runs.Items), 16, func(i int) error { return finish(ctx, cp.Client, &runs.Items[i]) }); err != nil {
-		return err
+	if err := measure.Parallel(ctx, len(runs.Items), 16, func(i int) error { return finish(ctx, c, &runs.Items[i]) }); err != nil {
+		return f, err
 	}
-	finished := time.Since(finishStart)
-	if err := waitFor(30*time.Minute, func() (bool, error) {
-		list := &pipelinesv1beta1.PipelineList{}
-		if err := cp.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
-			return false, err
-		}
-		ready := 0
-		for _, p := range list.Items {
-			if meta.IsStatusConditionTrue(p.Status.Conditions, pipelinesv1beta1.ConditionReady) {
-				ready++
-			}
-		}
-		return ready == n, nil
-	}); err != nil {
-		return err
+	f.finished = time.Since(finishStart)
+	if err := waitFor(30*time.Minute, func() (bool, error) { return pipelinesReady(ctx, c, ns, n) }); err != nil {
+		return f, err
 	}
-	toReady := time.Since(finishStart)
+	f.toReady = time.Since(finishStart)
 	// Let the last status writes' watch events settle before counting.
 	time.Sleep(2 * time.Second)
-	requestsAfter, err := operator.requests()
-	if err != nil {
-		return fmt.Errorf("reading the operator's metrics: %w", err)
+	if f.requestsAfter, err = operator.requests(); err != nil {
+		return f, fmt.Errorf("reading the operator's metrics: %w", err)
 	}
-	cpu := measure.CPUSeconds(operator.pid) - cpuBefore
+	f.cpu = measure.CPUSeconds(operator.pid) - cpuBefore
+	return f, nil
+}
 
+// pipelinesReady says whether all n Pipelines in ns are Ready.
+func pipelinesReady(ctx context.Context, c client.Client, ns string, n int) (bool, error) {
+	list := &pipelinesv1beta1.PipelineList{}
+	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return false, err
+	}
+	ready := 0
+	for _, p := range list.Items {
+		if meta.IsStatusConditionTrue(p.Status.Conditions, pipelinesv1beta1.ConditionReady) {
+			ready++
+		}
+	}
+	return ready == n, nil
+}
+
+// print prints f, with the direct baseline's time unless skipDirect.
+func (f figures) print(operator *operatorProcess, skipDirect bool, directTime time.Duration) {
+	n := f.n
 	fmt.Printf("pipelines:                   %d (operator: own process, client limit %d qps, 4 concurrent reconciles)\n", n, qps)
 	if !skipDirect {
 		fmt.Printf("direct: %d PipelineRuns:   %v\n", n, directTime.Round(time.Millisecond))
 	}
-	fmt.Printf("applied %d Pipelines in:     %v\n", n, applied.Round(time.Millisecond))
-	fmt.Printf("until %d PipelineRuns exist: %v", n, toRuns.Round(time.Millisecond))
+	fmt.Printf("applied %d Pipelines in:     %v\n", n, f.applied.Round(time.Millisecond))
+	fmt.Printf("until %d PipelineRuns exist: %v", n, f.toRuns.Round(time.Millisecond))
 	if !skipDirect {
-		fmt.Printf("  (ratio direct/operator: %.2f)", directTime.Seconds()/toRuns.Seconds())
+		fmt.Printf("  (ratio direct/operator: %.2f)", directTime.Seconds()/f.toRuns.Seconds())
 	}
 	fmt.Println()
 	fmt.Printf("runs finished (status patched like Tekton) in %v; all Pipelines Ready %v after that\n",
-		finished.Round(time.Millisecond), toReady.Round(time.Millisecond))
+		f.finished.Round(time.Millisecond), f.toReady.Round(time.Millisecond))
 	fmt.Printf("operator peak RSS:           %d MiB\n", measure.StatusKiB(operator.pid, "VmHWM")/1024)
-	fmt.Printf("operator CPU:                %.1f s (%.2f ms per Pipeline)\n", cpu, 1000*cpu/float64(n))
+	fmt.Printf("operator CPU:                %.1f s (%.2f ms per Pipeline)\n", f.cpu, 1000*f.cpu/float64(n))
 	var methods []string
 	writes, total := 0.0, 0.0
-	for m := range requestsAfter {
+	for m := range f.requestsAfter {
 		methods = append(methods, m)
 	}
 	sort.Strings(methods)
 	fmt.Printf("API requests per Pipeline:  ")
 	for _, m := range methods {
-		d := requestsAfter[m] - requestsBefore[m]
+		d := f.requestsAfter[m] - f.requestsBefore[m]
 		total += d
 		if m != "GET" {
 			writes += d
@@ -209,7 +243,6 @@ func run(n int, skipDirect bool) error {
 		fmt.Printf(" %s %.2f", m, d/float64(n))
 	}
 	fmt.Printf("; writes %.2f, all %.2f (one create through Ready; GET counts gets, lists and watches)\n", writes/float64(n), total/float64(n))
-	return nil
 }
 
 // createDirectly creates n PipelineRuns of the pipeline-create shape, as the
@@ -271,7 +304,7 @@ func startOperator(cp *testenv.ControlPlane, registryHost string) (*operatorProc
 	build := exec.Command("go", "build", "-o", bin, "./cmd/operator")
 	build.Dir = testenv.RepoRoot()
 	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building the operator: %v: %s", err, out)
+		return nil, fmt.Errorf("building the operator: %w: %s", err, out)
 	}
 	kubeconfig, err := cp.AdminKubeconfig()
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
@@ -110,24 +111,8 @@ func run(nProviders, nNamespaces, concurrency int, qps float32) error {
 		}
 	}
 	created := time.Since(start)
-	for {
-		list := &pipelinesv1beta1.ProviderList{}
-		if err := cp.Client.List(ctx, list); err != nil {
-			return err
-		}
-		ready := 0
-		for _, p := range list.Items {
-			if meta.IsStatusConditionTrue(p.Status.Conditions, pipelinesv1beta1.ConditionReady) {
-				ready++
-			}
-		}
-		if ready == nProviders {
-			break
-		}
-		if time.Since(start) > 10*time.Minute {
-			return fmt.Errorf("only %d of %d Providers Ready after 10 minutes", ready, nProviders)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := waitProvidersReady(ctx, cp.Client, nProviders, start); err != nil {
+		return err
 	}
 	elapsed := time.Since(start)
 	stopSampling()
@@ -140,6 +125,30 @@ func run(nProviders, nNamespaces, concurrency int, qps float32) error {
 	fmt.Printf("operator requests:    %d (%.1f per Provider; %d shared Tasks per namespace)\n", made, float64(made)/float64(nProviders), 12)
 	fmt.Printf("peak Go heap:         %.0f MiB (operator and this program's client, one process)\n", float64(peakHeap.Load())/(1<<20))
 	return nil
+}
+
+// waitProvidersReady waits until n Providers are Ready, at most 10 minutes
+// after start.
+func waitProvidersReady(ctx context.Context, c client.Client, n int, start time.Time) error {
+	for {
+		list := &pipelinesv1beta1.ProviderList{}
+		if err := c.List(ctx, list); err != nil {
+			return err
+		}
+		ready := 0
+		for _, p := range list.Items {
+			if meta.IsStatusConditionTrue(p.Status.Conditions, pipelinesv1beta1.ConditionReady) {
+				ready++
+			}
+		}
+		if ready == n {
+			return nil
+		}
+		if time.Since(start) > 10*time.Minute {
+			return fmt.Errorf("only %d of %d Providers Ready after 10 minutes", ready, n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func sampleHeap(peak *atomic.Uint64) func() {

@@ -34,9 +34,7 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	_ "embed"
-	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -44,29 +42,20 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
-	appsv1 "k8s.io/api/apps/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/util/retry"
-	"k8s.io/utils/ptr"
 	"knative.dev/pkg/apis"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -143,20 +132,12 @@ type bench struct {
 
 func run(ctx context.Context, n int, skipDirect, fairness bool, limit time.Duration, keep bool, tuning tektonTuning) error {
 	root := testenv.RepoRoot()
-	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(root, "bin", "kubeconfig"))
+	b, err := newBench(root, n, limit)
 	if err != nil {
-		return fmt.Errorf("the local cluster's kubeconfig (hack/cluster.sh up): %w", err)
+		return err
 	}
-	cfg.QPS, cfg.Burst = clientQPS, 2*clientQPS
 	images, err := testenv.Images()
 	if err != nil {
-		return err
-	}
-	b := &bench{cfg: cfg, n: n, limit: limit, ns: fmt.Sprintf("scale-%d-%d", n, time.Now().Unix())}
-	if b.c, err = client.New(cfg, client.Options{Scheme: scheme.New()}); err != nil {
-		return err
-	}
-	if b.clientset, err = kubernetes.NewForConfig(cfg); err != nil {
 		return err
 	}
 
@@ -189,7 +170,7 @@ func run(ctx context.Context, n int, skipDirect, fairness bool, limit time.Durat
 	if err := b.provider(ctx, root, images["FIXTURE_PROVIDER_IMAGE"]); err != nil {
 		return err
 	}
-	if b.cache, err = cache.New(cfg, cache.Options{Scheme: scheme.New(),
+	if b.cache, err = cache.New(b.cfg, cache.Options{Scheme: scheme.New(),
 		DefaultNamespaces: map[string]cache.Config{b.ns: {}}}); err != nil {
 		return err
 	}
@@ -204,6 +185,30 @@ func run(ctx context.Context, n int, skipDirect, fairness bool, limit time.Durat
 	if fairness {
 		return b.fairness(ctx)
 	}
+	return b.throughput(ctx, shape, skipDirect, tuning)
+}
+
+// newBench connects to the local cluster (its kubeconfig under root's bin/)
+// for a bench of n resources in a namespace of its own.
+func newBench(root string, n int, limit time.Duration) (*bench, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(root, "bin", "kubeconfig"))
+	if err != nil {
+		return nil, fmt.Errorf("the local cluster's kubeconfig (hack/cluster.sh up): %w", err)
+	}
+	cfg.QPS, cfg.Burst = clientQPS, 2*clientQPS
+	b := &bench{cfg: cfg, n: n, limit: limit, ns: fmt.Sprintf("scale-%d-%d", n, time.Now().Unix())}
+	if b.c, err = client.New(cfg, client.Options{Scheme: scheme.New()}); err != nil {
+		return nil, err
+	}
+	if b.clientset, err = kubernetes.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// throughput runs the direct phase (unless skipDirect) and the operator
+// phase, and prints their figures.
+func (b *bench) throughput(ctx context.Context, shape *tektonv1.PipelineRun, skipDirect bool, tuning tektonTuning) error {
 	tekton, err := findProcess(tektonNamespace, "tekton-pipelines-controller-")
 	if err != nil {
 		return err
@@ -211,7 +216,7 @@ func run(ctx context.Context, n int, skipDirect, fairness bool, limit time.Durat
 
 	var direct phase
 	if !skipDirect {
-		fmt.Printf("direct: creating %d PipelineRuns\n", n)
+		fmt.Printf("direct: creating %d PipelineRuns\n", b.n)
 		tektonBefore := tekton.cpuSeconds()
 		if direct, err = b.createDirectly(ctx, shape); err != nil {
 			return err
@@ -233,7 +238,7 @@ func run(ctx context.Context, n int, skipDirect, fairness bool, limit time.Durat
 		return err
 	}
 	cpuBefore, tektonBefore := leader.cpuSeconds(), tekton.cpuSeconds()
-	fmt.Printf("operator: applying %d Experiments\n", n)
+	fmt.Printf("operator: applying %d Experiments\n", b.n)
 	operator, err := b.applyExperiments(ctx)
 	if err != nil {
 		return err
@@ -246,6 +251,7 @@ func run(ctx context.Context, n int, skipDirect, fairness bool, limit time.Durat
 	}
 	cpu := leader.cpuSeconds() - cpuBefore
 
+	n := b.n
 	fmt.Printf("\nresources:        %d (fake node: kwok; Tekton v1.15.1 and the operator on the real node; operator: chart defaults; Tekton: %s)\n", n, tuning)
 	if !skipDirect {
 		direct.print("direct", "PipelineRuns created until Tekton finished them all", n)
@@ -257,15 +263,22 @@ func run(ctx context.Context, n int, skipDirect, fairness bool, limit time.Durat
 	}
 	fmt.Printf("operator leader:  peak RSS %d MiB, RSS now %d MiB, CPU %.1f s (%.2f ms per Experiment)\n",
 		measure.StatusKiB(leader.pid, "VmHWM")/1024, measure.StatusKiB(leader.pid, "VmRSS")/1024, cpu, 1000*cpu/float64(n))
+	printRequests(requestsBefore, requestsAfter, n)
+	return nil
+}
+
+// printRequests prints the API requests per Experiment by method, from the
+// leader's counters before and after n Experiments.
+func printRequests(before, after map[string]float64, n int) {
 	var methods []string
-	for m := range requestsAfter {
+	for m := range after {
 		methods = append(methods, m)
 	}
 	sort.Strings(methods)
 	total, writes := 0.0, 0.0
 	fmt.Printf("API requests per Experiment:")
 	for _, m := range methods {
-		d := requestsAfter[m] - requestsBefore[m]
+		d := after[m] - before[m]
 		total += d
 		if m != http.MethodGet {
 			writes += d
@@ -273,7 +286,6 @@ func run(ctx context.Context, n int, skipDirect, fairness bool, limit time.Durat
 		fmt.Printf(" %s %.2f", m, d/float64(n))
 	}
 	fmt.Printf("; writes %.2f, all %.2f\n", writes/float64(n), total/float64(n))
-	return nil
 }
 
 // phase is one measured half of the run.
@@ -288,140 +300,6 @@ func (p phase) print(name, what string, n int) {
 		float64(n)/p.done.Minutes(), p.tektonCPU)
 }
 
-// startFakeNode runs kwok for one fake node and waits for it to be Ready.
-func (b *bench) startFakeNode(ctx context.Context, root string) (func(), error) {
-	// The node is the bench's: its end deletes it. One already there is
-	// another bench's (still cleaning up, perhaps), whose end would take
-	// this one's node away mid-run and send its pods to the real node.
-	switch err := b.c.Get(ctx, client.ObjectKey{Name: fakeNode}, &corev1.Node{}); {
-	case err == nil:
-		return nil, fmt.Errorf("node %s exists: another bench/scale is running; wait for it to end (or, if none runs, kubectl delete node %s)", fakeNode, fakeNode)
-	case !apierrors.IsNotFound(err):
-		return nil, err
-	}
-	dir, err := os.MkdirTemp("", "scale-bench")
-	if err != nil {
-		return nil, err
-	}
-	stages := filepath.Join(dir, "stages.yaml")
-	if err := os.WriteFile(stages, kwokStages, 0o600); err != nil {
-		return nil, err
-	}
-	logFile, err := os.Create(filepath.Join(dir, "kwok.log"))
-	if err != nil {
-		return nil, err
-	}
-	kwok := exec.Command(filepath.Join(root, "bin", "kwok"), "--kubeconfig", filepath.Join(root, "bin", "kubeconfig"),
-		"--config", stages, "--manage-nodes-with-label-selector", fakeNodeLabel+"=true",
-		"--cidr", "10.244.0.1/16", "--node-lease-duration-seconds", "40")
-	kwok.Stdout, kwok.Stderr = logFile, logFile
-	kwok.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // gone with the bench, however it ends
-	if err := kwok.Start(); err != nil {
-		return nil, fmt.Errorf("kwok (hack/build-cluster.sh builds bin/kwok): %w", err)
-	}
-	stop := func() {
-		_ = b.c.Delete(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fakeNode}})
-		_ = kwok.Process.Signal(syscall.SIGTERM)
-		_ = kwok.Wait()
-		_ = logFile.Close()
-		_ = os.RemoveAll(dir)
-	}
-	capacity := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1000"),
-		corev1.ResourceMemory: resource.MustParse("4Ti"), corev1.ResourcePods: resource.MustParse("100000")}
-	node := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: fakeNode, Labels: map[string]string{fakeNodeLabel: "true", "kubernetes.io/hostname": fakeNode}},
-		Spec:       corev1.NodeSpec{Taints: []corev1.Taint{{Key: fakeNodeLabel, Value: "true", Effect: corev1.TaintEffectNoSchedule}}},
-		Status:     corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
-	}
-	if err := b.c.Create(ctx, node); err != nil {
-		stop()
-		return nil, err
-	}
-	err = b.waitFor(ctx, 2*time.Minute, "the fake node Ready", func() (bool, error) {
-		got := &corev1.Node{}
-		if err := b.c.Get(ctx, client.ObjectKey{Name: fakeNode}, got); err != nil {
-			return false, err
-		}
-		for _, c := range got.Status.Conditions {
-			if c.Type == corev1.NodeReady {
-				return c.Status == corev1.ConditionTrue, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		logs, _ := os.ReadFile(logFile.Name())
-		stop()
-		return nil, fmt.Errorf("%w; kwok: %s", err, tail(logs, 2000))
-	}
-	return stop, nil
-}
-
-// tektonTuning is Tekton's controller's own performance settings
-// (-kube-api-qps, -kube-api-burst, -threads-per-controller).
-type tektonTuning struct{ qps, threads int }
-
-func (t tektonTuning) String() string {
-	if t == (tektonTuning{}) {
-		return "as installed"
-	}
-	return fmt.Sprintf("-kube-api-qps %d -kube-api-burst %d -threads-per-controller %d", t.qps, 2*t.qps, t.threads)
-}
-
-// tuneTekton restarts Tekton's controller with t's settings and returns
-// what restarts it as it was.
-func (b *bench) tuneTekton(ctx context.Context, t tektonTuning) (func(), error) {
-	if t == (tektonTuning{}) {
-		return func() {}, nil
-	}
-	deploy := &appsv1.Deployment{}
-	key := client.ObjectKey{Namespace: tektonNamespace, Name: "tekton-pipelines-controller"}
-	if err := b.c.Get(ctx, key, deploy); err != nil {
-		return nil, err
-	}
-	original := slices.Clone(deploy.Spec.Template.Spec.Containers[0].Args)
-	setArgs := func(ctx context.Context, args []string) error {
-		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			if err := b.c.Get(ctx, key, deploy); err != nil {
-				return err
-			}
-			deploy.Spec.Template.Spec.Containers[0].Args = args
-			return b.c.Update(ctx, deploy)
-		}); err != nil {
-			return err
-		}
-		return b.waitFor(ctx, 3*time.Minute, "Tekton's controller restarted", func() (bool, error) {
-			if err := b.c.Get(ctx, key, deploy); err != nil {
-				return false, err
-			}
-			s := deploy.Status
-			if s.ObservedGeneration != deploy.Generation || s.UpdatedReplicas != *deploy.Spec.Replicas ||
-				s.AvailableReplicas != *deploy.Spec.Replicas || s.Replicas != *deploy.Spec.Replicas {
-				return false, nil
-			}
-			// The old pod gone too, so its process is not mistaken for the new one.
-			pods := &corev1.PodList{}
-			err := b.c.List(ctx, pods, client.InNamespace(tektonNamespace), client.MatchingLabels(deploy.Spec.Selector.MatchLabels))
-			return err == nil && len(pods.Items) == int(*deploy.Spec.Replicas), err
-		})
-	}
-	args := slices.Clone(original)
-	if t.qps > 0 {
-		args = append(args, "-kube-api-qps", strconv.Itoa(t.qps), "-kube-api-burst", strconv.Itoa(2*t.qps))
-	}
-	if t.threads > 0 {
-		args = append(args, "-threads-per-controller", strconv.Itoa(t.threads))
-	}
-	if err := setArgs(ctx, args); err != nil {
-		return nil, err
-	}
-	return func() {
-		if err := setArgs(context.Background(), original); err != nil {
-			fmt.Fprintln(os.Stderr, "scale-bench: restoring Tekton's controller:", err)
-		}
-	}, nil
-}
-
 // provider installs a Provider with the provider chart into the bench's namespace.
 func (b *bench) provider(ctx context.Context, root, image string) error {
 	args := []string{"install", "kfp", filepath.Join(root, "config", "helm", "kfp-tekton-provider"),
@@ -432,7 +310,7 @@ func (b *bench) provider(ctx context.Context, root, image string) error {
 	}
 	out, err := exec.CommandContext(ctx, filepath.Join(root, "bin", "helm"), args...).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("helm install: %v: %s", err, out)
+		return fmt.Errorf("helm install: %w: %s", err, out)
 	}
 	return b.waitFor(ctx, 2*time.Minute, "the Provider Ready", func() (bool, error) {
 		p := &pipelinesv1beta1.Provider{}
@@ -585,132 +463,6 @@ func (b *bench) cleanUpNamespace(ns string) {
 		err := b.c.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
-}
-
-// leader is the operator process holding the leader lease.
-func (b *bench) leader(ctx context.Context) (*process, error) {
-	lease := &coordinationv1.Lease{}
-	if err := b.c.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: leaseName}, lease); err != nil {
-		return nil, err
-	}
-	if lease.Spec.HolderIdentity == nil {
-		return nil, errors.New("the operator has no leader")
-	}
-	pod, _, _ := strings.Cut(*lease.Spec.HolderIdentity, "_") // controller-runtime: hostname_uuid
-	p, err := findProcess(operatorNamespace, pod)
-	if err != nil {
-		return nil, err
-	}
-	podObj := &corev1.Pod{}
-	if err := b.c.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: pod}, podObj); err != nil {
-		return nil, err
-	}
-	p.podIP = podObj.Status.PodIP
-	return p, nil
-}
-
-// metricsReader binds a service account to the chart's metrics-reader role
-// and returns a scraper of the leader's /metrics with its token.
-func (b *bench) metricsReader(ctx context.Context, leader *process) (*scraper, error) {
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: b.ns, Name: "metrics-scraper"}}
-	if err := b.c.Create(ctx, sa); err != nil {
-		return nil, err
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: b.ns + "-metrics"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "kfp-tekton-operator-metrics-reader"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: b.ns, Name: sa.Name}},
-	}
-	if err := b.c.Create(ctx, binding); err != nil {
-		return nil, err
-	}
-	unbind := func() { _ = b.c.Delete(context.Background(), binding) }
-	tr, err := b.clientset.CoreV1().ServiceAccounts(b.ns).CreateToken(ctx, sa.Name,
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](int64((4 * b.limit).Seconds()))}},
-		metav1.CreateOptions{})
-	if err != nil {
-		unbind()
-		return nil, err
-	}
-	s := &scraper{url: "https://" + leader.podIP + ":8443/metrics", token: tr.Status.Token, cleanUp: unbind, http: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the operator's self-signed certificate
-	}}}
-	// A new binding takes a moment to reach the authorizer.
-	if err := b.waitFor(ctx, time.Minute, "the operator's metrics", func() (bool, error) {
-		_, err := s.requests()
-		return err == nil, nil
-	}); err != nil {
-		s.cleanUp()
-		return nil, err
-	}
-	return s, nil
-}
-
-// scraper reads client-go's request counters from the operator's metrics.
-type scraper struct {
-	url, token string
-	http       *http.Client
-	cleanUp    func()
-}
-
-// requests are the operator's API requests so far by HTTP method
-// (rest_client_requests_total: every attempt, any answer).
-func (s *scraper) requests() (map[string]float64, error) {
-	req, err := http.NewRequest(http.MethodGet, s.url, nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+s.token)
-	resp, err := s.http.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("metrics: %s", resp.Status)
-	}
-	return measure.RequestsByMethod(resp.Body)
-}
-
-// process is a container's main process on the real node, found through
-// /proc (the local cluster shares the host's PID namespace).
-type process struct {
-	pid   int
-	podIP string
-}
-
-func (p *process) cpuSeconds() float64 { return measure.CPUSeconds(p.pid) }
-
-// findProcess finds a container's process whose HOSTNAME (its pod's name)
-// starts with podPrefix; KUBERNETES_SERVICE_HOST tells containers' processes
-// from the node's own (and pause processes, which the kubelet gives no env).
-func findProcess(ns, podPrefix string) (*process, error) {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-		if err != nil {
-			continue
-		}
-		var host string
-		inPod := false
-		for _, kv := range strings.Split(string(environ), "\x00") {
-			if v, ok := strings.CutPrefix(kv, "HOSTNAME="); ok {
-				host = v
-			}
-			inPod = inPod || strings.HasPrefix(kv, "KUBERNETES_SERVICE_HOST=")
-		}
-		if inPod && strings.HasPrefix(host, podPrefix) {
-			return &process{pid: pid}, nil
-		}
-	}
-	return nil, fmt.Errorf("no process of a pod %s* (namespace %s) on this node", podPrefix, ns)
 }
 
 func (b *bench) progress(what string, done int, start time.Time) {

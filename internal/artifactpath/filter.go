@@ -57,13 +57,12 @@ const (
 )
 
 type gnode struct {
-	kind  kind
-	text  string // kLit: the text; kClass: what it is, for messages; kRef: the rule; kFail: the error
-	in    func(rune) bool
-	kids  []*gnode
-	rule  *gnode
-	act   func(p *fparser, start int, v any) any
-	quiet bool // kClass, kLit: not named in "want" lists
+	kind kind
+	text string // kLit: the text; kClass: what it is, for messages; kRef: the rule; kFail: the error
+	in   func(rune) bool
+	kids []*gnode
+	rule *gnode
+	act  func(p *fparser, start int, v any) any
 }
 
 func lit(s string) *gnode { return &gnode{kind: kLit, text: s} }
@@ -98,13 +97,36 @@ func constant(x any) func(*fparser, int, any) any {
 
 var grammar = buildGrammar()
 
+// ws is required whitespace; ows, optional whitespace.
+func ws() *gnode  { return ref("_") }
+func ows() *gnode { return opt(ref("_")) }
+
+// op is an operator rule: a sequence of words or symbols, each maybe
+// separated by whitespace as given.
+func op(o matchOp, parts ...*gnode) *gnode { return action(seq(parts...), constant(o)) }
+
+// buildGrammar puts together the rules of each part of the grammar and
+// resolves their references.
 func buildGrammar() map[string]*gnode {
-	ws := func() *gnode { return ref("_") }
-	ows := func() *gnode { return opt(ref("_")) }
-	// an operator rule: a sequence of words or symbols, each maybe
-	// separated by whitespace as given.
-	op := func(o matchOp, parts ...*gnode) *gnode { return action(seq(parts...), constant(o)) }
-	g := map[string]*gnode{
+	g := map[string]*gnode{}
+	for _, part := range []map[string]*gnode{expressionRules(), matchRules(), selectorRules(), literalRules()} {
+		for name, rule := range part {
+			if g[name] != nil {
+				panic("artifactpath: rule " + name + " defined twice")
+			}
+			g[name] = rule
+		}
+	}
+	for _, n := range g {
+		resolve(n, g)
+	}
+	return g
+}
+
+// expressionRules are the rules from the whole input down to a
+// parenthesized expression: or, and, not, and collection expressions.
+func expressionRules() map[string]*gnode {
+	return map[string]*gnode{
 		"Input": choice(
 			action(seq(ows(), lit("("), ows(), label(ref("OrExpression")), ows(), lit(")"), ows(), ref("EOF")),
 				func(_ *fparser, _ int, v any) any { return nth(v, 3) }),
@@ -158,6 +180,13 @@ func buildGrammar() map[string]*gnode {
 			action(label(ref("MatchExpression")), self),
 			seq(lit("("), ows(), ref("OrExpression"), ows(), notAhead(lit(")")), fail("unmatched parenthesis: ( without )")),
 		),
+	}
+}
+
+// matchRules are the rules of a match expression: a selector, an
+// operator, and maybe a value.
+func matchRules() map[string]*gnode {
+	return map[string]*gnode{
 		"MatchExpression": choice(ref("MatchSelectorOpValue"), ref("MatchSelectorOp"), ref("MatchValueOpSelector")),
 		"MatchSelectorOpValue": action(seq(label(ref("Selector")),
 			label(choice(ref("MatchEqual"), ref("MatchNotEqual"), ref("MatchContains"), ref("MatchNotContains"), ref("MatchMatches"), ref("MatchNotMatches"))),
@@ -192,6 +221,13 @@ func buildGrammar() map[string]*gnode {
 		"MatchNotMatches":  op(opNotMatches, ws(), lit("not"), ws(), lit("matches"), ws()),
 		"MatchIsNil":       op(opIsNil, ws(), lit("is"), ws(), lit("nil")),
 		"MatchIsNotNil":    op(opIsNotNil, ws(), lit("is"), ws(), lit("not"), ws(), lit("nil")),
+	}
+}
+
+// selectorRules are the rules of a selector: dotted identifiers or a
+// quoted JSON pointer.
+func selectorRules() map[string]*gnode {
+	return map[string]*gnode{
 		"Selector": choice(
 			action(seq(label(ref("Identifier")), label(star(ref("SelectorOrIndex")))),
 				func(_ *fparser, _ int, v any) any {
@@ -235,6 +271,13 @@ func buildGrammar() map[string]*gnode {
 			seq(lit("["), ows(), notAhead(ref("StringLiteral")), fail("want a quoted key after [")),
 			seq(lit("["), ows(), ref("StringLiteral"), ows(), notAhead(lit("]")), fail("want ] after the key")),
 		),
+	}
+}
+
+// literalRules are the rules of values, numbers, strings, whitespace and
+// the end of the input.
+func literalRules() map[string]*gnode {
+	return map[string]*gnode{
 		"Value": choice(
 			action(label(ref("Selector")), func(_ *fparser, _ int, v any) any { return v.(selector).String() }),
 			action(label(ref("NumberLiteral")), self),
@@ -266,10 +309,6 @@ func buildGrammar() map[string]*gnode {
 		"_":                plus(class("whitespace", func(r rune) bool { return r == ' ' || r == '\t' || r == '\r' || r == '\n' })),
 		"EOF":              notAhead(anyChar()),
 	}
-	for _, n := range g {
-		resolve(n, g)
-	}
-	return g
 }
 
 func resolve(n *gnode, g map[string]*gnode) {

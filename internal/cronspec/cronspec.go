@@ -40,7 +40,7 @@ func Validate(expr string) error {
 		}
 	}
 	if _, err := parser.Parse(expr); err != nil {
-		return fmt.Errorf("cron expression %q: %v (want 5 fields, 6 with seconds first, or a descriptor such as @daily or @every 1h)", expr, err)
+		return fmt.Errorf("cron expression %q: %w (want 5 fields, 6 with seconds first, or a descriptor such as @daily or @every 1h)", expr, err)
 	}
 	return nil
 }

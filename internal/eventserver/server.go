@@ -49,7 +49,7 @@ type Server struct {
 	Handler *Handler
 }
 
-// NeedLeaderElection: every replica behind the Service answers.
+// NeedLeaderElection is false: every replica behind the Service answers.
 func (s *Server) NeedLeaderElection() bool { return false }
 
 // Start serves until ctx ends.

@@ -39,7 +39,7 @@ func (r *Resolver) Resolve(ctx context.Context, ref string) (string, error) {
 	}
 	parsed, err := name.ParseReference(ref)
 	if err != nil {
-		return "", fmt.Errorf("image %q: %w: %v", ref, ErrInvalidReference, err)
+		return "", fmt.Errorf("image %q: %w: %w", ref, ErrInvalidReference, err)
 	}
 	if _, isDigest := parsed.(name.Digest); isDigest {
 		return ref, nil

@@ -50,10 +50,15 @@ type Layout struct {
 	Bin string // where the Kubernetes binaries are
 }
 
+// PKI is the path of the certificate or key name in the state directory.
 func (l Layout) PKI(name string) string { return filepath.Join(l.Dir, "pki", name) }
+
+// Path is the path of parts under the state directory.
 func (l Layout) Path(parts ...string) string {
 	return filepath.Join(append([]string{l.Dir}, parts...)...)
 }
+
+// Kubeconfig is the path of user's kubeconfig in the state directory.
 func (l Layout) Kubeconfig(user string) string { return l.Path("kubeconfig", user) }
 
 // CgroupRoot holds every cgroup the kubelet and containerd create, so

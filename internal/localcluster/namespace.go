@@ -30,7 +30,7 @@ func enterPrivateNamespace(l Layout, n Network, host HostNamespaces) error {
 		{"route", "add", n.ServiceCIDR, "dev", "kfp0"},
 	} {
 		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+			return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, out)
 		}
 	}
 	// Per network namespace: pods' traffic to Service IPs is routed through here.

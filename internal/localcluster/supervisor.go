@@ -77,7 +77,7 @@ func (s *Supervisor) Run(ctx context.Context, images BaseImages) (err error) {
 			return nil
 		case p := <-died:
 			if !s.restartRequested(p.Name) {
-				return fmt.Errorf("%s exited (%v); see %s", p.Name, p.err, s.logPath(p.Name))
+				return fmt.Errorf("%s exited (%w); see %s", p.Name, p.err, s.logPath(p.Name))
 			}
 			if err := s.restart(ctx, p, died); err != nil {
 				return err
@@ -218,13 +218,13 @@ func waitFor(ctx context.Context, p *process, timeout time.Duration, check func(
 		}
 		select {
 		case <-p.done:
-			return fmt.Errorf("%s exited while starting (%v)", p.Name, p.err)
+			return fmt.Errorf("%s exited while starting (%w)", p.Name, p.err)
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(200 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not ready after %s: %v", p.Name, timeout, err)
+			return fmt.Errorf("%s not ready after %s: %w", p.Name, timeout, err)
 		}
 	}
 }

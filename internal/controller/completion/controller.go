@@ -37,6 +37,8 @@ type Reconciler struct {
 	Completions *Recorder
 }
 
+// Reconcile records what the finished PipelineRun req names means for its
+// Run or RunConfiguration.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var pr tektonv1.PipelineRun
 	if err := r.Client.Get(ctx, req.NamespacedName, &pr); err != nil {

@@ -33,6 +33,7 @@ type Retention struct {
 	Now    func() time.Time
 }
 
+// Reconcile deletes the Run req names once it has been complete for the TTL.
 func (r *Retention) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var run pipelinesv1beta1.Run
 	if err := r.Client.Get(ctx, req.NamespacedName, &run); err != nil || !run.DeletionTimestamp.IsZero() {

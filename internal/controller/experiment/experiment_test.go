@@ -3,7 +3,6 @@ package experiment_test
 // The Experiment kind, run with the whole operator against a real API server.
 
 import (
-	"context"
 	"os"
 	"testing"
 
@@ -18,8 +17,6 @@ import (
 var cp *testenv.ControlPlane
 
 func TestMain(m *testing.M) { os.Exit(testenv.RunTests(m, &cp)) }
-
-var ctx = context.Background()
 
 // A experiment through create, update and delete, each operation a PipelineRun of
 // its own shared Task that Tekton would accept.

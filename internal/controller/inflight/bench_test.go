@@ -24,7 +24,6 @@ type burst struct {
 	woken  string
 	taken  types.NamespacedName
 	queued []string // what recheck asks again, round in turn
-	next   int
 }
 
 const benchProvider = "team-p/kfp"

@@ -179,13 +179,7 @@ type EventSink = publish.Sink
 // NewManager builds a manager running every controller with cfg. version is
 // recorded on what the operator applies.
 func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manager, error) {
-	if cfg.KeepRunsPerOperation < 0 {
-		return nil, fmt.Errorf("keepRunsPerOperation must not be negative, got %d", cfg.KeepRunsPerOperation)
-	}
-	if cfg.MaxOperationsInFlight < 0 {
-		return nil, fmt.Errorf("maxOperationsInFlight must not be negative (0 is no bound), got %d", cfg.MaxOperationsInFlight)
-	}
-	if err := ValidateEventSinks(cfg.EventSinks); err != nil {
+	if err := validateConfig(cfg); err != nil {
 		return nil, err
 	}
 	compileVolume, err := compileVolume(cfg)
@@ -210,6 +204,41 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 	}
 	providerReader := client.Reader(mgr.GetCache())
 	served.providers.Store(&providerReader)
+	opts := controller.Options{MaxConcurrentReconciles: cfg.MaxConcurrentReconciles, SkipNameValidation: &cfg.SkipNameValidation}
+	if err := setupProviders(mgr, cfg, version, audience, opts); err != nil {
+		return nil, err
+	}
+	ctx := context.Background()
+	if err := lifecycle.IndexRunOwners(ctx, mgr); err != nil {
+		return nil, err
+	}
+	engine, err := newEngineSettings(ctx, mgr, cfg, compileVolume, sealKey)
+	if err != nil {
+		return nil, err
+	}
+	completions := &completion.Recorder{Client: mgr.GetClient(), Events: engine.Recorder, Sinks: SinkNames(cfg.EventSinks), Seal: sealKey}
+	if err := setupControllers(ctx, mgr, cfg, engine, completions, opts); err != nil {
+		return nil, err
+	}
+	if err := addServers(mgr, cfg, operatorNamespace, audience, completions); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// validateConfig refuses settings out of range before anything is built.
+func validateConfig(cfg Config) error {
+	if cfg.KeepRunsPerOperation < 0 {
+		return fmt.Errorf("keepRunsPerOperation must not be negative, got %d", cfg.KeepRunsPerOperation)
+	}
+	if cfg.MaxOperationsInFlight < 0 {
+		return fmt.Errorf("maxOperationsInFlight must not be negative (0 is no bound), got %d", cfg.MaxOperationsInFlight)
+	}
+	return ValidateEventSinks(cfg.EventSinks)
+}
+
+// setupProviders adds the Provider controller to mgr.
+func setupProviders(mgr ctrl.Manager, cfg Config, version, audience string, opts controller.Options) error {
 	providers := &provider.Reconciler{
 		Client:            mgr.GetClient(),
 		APIReader:         mgr.GetAPIReader(),
@@ -221,21 +250,22 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 		Service: provider.ServiceSettings{HelperImage: cfg.HelperImage, EventsURL: cfg.EventsURL,
 			TokenAudience: audience},
 	}
-	opts := controller.Options{MaxConcurrentReconciles: cfg.MaxConcurrentReconciles, SkipNameValidation: &cfg.SkipNameValidation}
-	if err := providers.SetupWithManager(mgr, opts); err != nil {
-		return nil, err
-	}
-	ctx := context.Background()
-	if err := lifecycle.IndexRunOwners(ctx, mgr); err != nil {
-		return nil, err
-	}
+	return providers.SetupWithManager(mgr, opts)
+}
+
+// newEngineSettings is what every resource kind's controller shares, with
+// cfg's defaults applied and, when cfg bounds the operations in flight, the
+// limiter that does.
+func newEngineSettings(ctx context.Context, mgr ctrl.Manager, cfg Config, compileVolume lifecycle.CompileVolume,
+	sealKey *seal.Key) (engineSettings, error) {
 	var limiter *inflight.Limiter
 	if cfg.MaxOperationsInFlight > 0 {
+		var err error
 		if limiter, err = lifecycle.NewLimiter(ctx, mgr, cfg.MaxOperationsInFlight, cfg.WorkflowNamespace); err != nil {
-			return nil, err
+			return engineSettings{}, err
 		}
 	}
-	engine := engineSettings{
+	return engineSettings{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("kfp-tekton-operator"),
 		WorkflowNamespace: cfg.WorkflowNamespace, HelperImage: cfg.HelperImage,
 		Backoff:          lifecycle.Backoff{Base: orDefault(cfg.RetryBackoffBase.Duration, 10*time.Second), Max: orDefault(cfg.RetryBackoffMax.Duration, 10*time.Minute)},
@@ -246,8 +276,14 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 		CompileVolume:    compileVolume,
 		Limiter:          limiter,
 		Seal:             sealKey,
-	}
-	completions := &completion.Recorder{Client: mgr.GetClient(), Events: engine.Recorder, Sinks: SinkNames(cfg.EventSinks), Seal: sealKey}
+	}, nil
+}
+
+// setupControllers adds, in turn, the controllers of the four resource
+// kinds, of RunConfigurations, of completed Runs' retention (when cfg sets
+// a TTL), of event publishing and of run completions.
+func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg Config, engine engineSettings,
+	completions *completion.Recorder, opts controller.Options) error {
 	for _, setup := range []func() error{
 		func() error {
 			return setupKind(ctx, mgr, engine, pipeline.Kind, func() client.ObjectList { return &pipelinesv1beta1.PipelineList{} }, opts)
@@ -262,7 +298,7 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 			return setupKind(ctx, mgr, engine, run.Kind, func() client.ObjectList { return &pipelinesv1beta1.RunList{} }, opts)
 		},
 		func() error {
-			rc := &runconfiguration.Reconciler{Client: mgr.GetClient(), Recorder: engine.Recorder, RetryAfter: engine.RetryAfter, Seal: sealKey}
+			rc := &runconfiguration.Reconciler{Client: mgr.GetClient(), Recorder: engine.Recorder, RetryAfter: engine.RetryAfter, Seal: engine.Seal}
 			return rc.SetupWithManager(ctx, mgr, opts)
 		},
 		func() error {
@@ -273,7 +309,7 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 			return retention.SetupWithManager(mgr, opts)
 		},
 		func() error {
-			p := &publish.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: engine.Recorder, Sinks: cfg.EventSinks, Seal: sealKey}
+			p := &publish.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: engine.Recorder, Sinks: cfg.EventSinks, Seal: engine.Seal}
 			return p.SetupWithManager(mgr, opts)
 		},
 		func() error {
@@ -282,31 +318,34 @@ func NewManager(restConfig *rest.Config, cfg Config, version string) (ctrl.Manag
 		},
 	} {
 		if err := setup(); err != nil {
-			return nil, err
+			return err
 		}
 	}
+	return nil
+}
+
+// addServers adds the conversion webhook (when cfg names its Service), the
+// /events server (unless cfg disables it) and the health checks.
+func addServers(mgr ctrl.Manager, cfg Config, operatorNamespace, audience string, completions *completion.Recorder) error {
 	if w := cfg.ConversionWebhook; w.Service != "" {
 		// Read by the conversions the webhook serves; set before it serves.
 		pipelinesv1alpha6.ConversionDefaults.ProviderNamespace = w.ProviderNamespace
 		if err := conversionwebhook.Add(mgr, conversionwebhook.Options{Namespace: operatorNamespace, Service: w.Service,
 			Secret: w.Secret, CertDir: w.CertDir, Port: cmp.Or(w.Port, 9443),
 			CRDs: conversionwebhook.CRDs(mgr.GetScheme(), pipelinesv1alpha6.GroupVersion)}); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if cfg.EventsBindAddress != "" && cfg.EventsBindAddress != "0" {
 		if err := mgr.Add(&eventserver.Server{BindAddress: cfg.EventsBindAddress, CertDir: cfg.EventsCertDir,
 			Handler: &eventserver.Handler{Client: mgr.GetClient(), Audience: audience, Completions: completions}}); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		return nil, err
+		return err
 	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
-		return nil, err
-	}
-	return mgr, nil
+	return mgr.AddReadyzCheck("readyz", healthz.Ping)
 }
 
 // SealKeySecret names the Secret, in the operator's namespace, holding the

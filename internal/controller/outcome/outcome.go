@@ -12,17 +12,17 @@ import (
 type Class int
 
 const (
-	// Done: nothing to do until something watched changes (the resource, a
+	// Done is nothing to do until something watched changes (the resource, a
 	// PipelineRun of it, its Provider).
 	Done Class = iota
-	// Waiting: look again at a known time (a retry's backoff, an object
+	// Waiting is to look again at a known time (a retry's backoff, an object
 	// the operator does not watch).
 	Waiting
-	// Stalled: the resource cannot progress until its spec or a watched
+	// Stalled is a resource that cannot progress until its spec or a watched
 	// object changes; its Ready condition says why. Never requeued: polling
 	// cannot fix it and a watch wakes it.
 	Stalled
-	// Transient: an error a retry may fix (a conflict, an unreachable API
+	// Transient is an error a retry may fix (a conflict, an unreachable API
 	// server); the queue retries with its own backoff.
 	Transient
 )
@@ -36,14 +36,23 @@ type Outcome struct {
 	Err error
 }
 
-// DoneOutcome, WaitFor, Stall and Retry build the four outcomes.
-func DoneOutcome() Outcome            { return Outcome{Class: Done} }
+// DoneOutcome builds a Done outcome.
+func DoneOutcome() Outcome { return Outcome{Class: Done} }
+
+// WaitFor builds a Waiting outcome that waits d.
 func WaitFor(d time.Duration) Outcome { return Outcome{Class: Waiting, After: d} }
-func Stall() Outcome                  { return Outcome{Class: Stalled} }
-func Retry(err error) Outcome         { return Outcome{Class: Transient, Err: err} }
+
+// Stall builds a Stalled outcome.
+func Stall() Outcome { return Outcome{Class: Stalled} }
+
+// Retry builds a Transient outcome of err.
+func Retry(err error) Outcome { return Outcome{Class: Transient, Err: err} }
+
 func (o Outcome) String() string {
 	return [...]string{"done", "waiting", "stalled", "transient"}[o.Class]
 }
+
+// Is says whether o is of class c.
 func (o Outcome) Is(c Class) bool { return o.Class == c }
 
 // Result is what controller-runtime needs to requeue as the outcome says.

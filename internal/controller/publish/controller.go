@@ -185,7 +185,7 @@ func (r *Reconciler) reconcile(ctx context.Context, k kind, req ctrl.Request) (c
 // that fails is not tried again this round, but the others are.
 func (r *Reconciler) deliver(ctx context.Context, k kind, key resourceKey, obj object) error {
 	log := ctrl.LoggerFrom(ctx)
-	resource := k.name + " " + key.NamespacedName.String()
+	resource := k.name + " " + key.String()
 	skip := backingOff(r.failures.current(key, obj.GetUID()), r.Now())
 	for _, ev := range k.outbox(obj).DeepCopy().Pending {
 		var took []string

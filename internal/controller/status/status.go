@@ -31,23 +31,23 @@ type Report struct {
 	Message string
 }
 
-// Synced: the newest spec is in effect.
+// Synced reports that the newest spec is in effect.
 func Synced(message string) Report {
 	return Report{Ready: metav1.ConditionTrue, Reason: pipelinesv1beta1.ReasonSynchronized, State: pipelinesv1beta1.StateSucceeded, Message: message}
 }
 
-// Progressing: work toward state is under way.
+// Progressing reports that work toward state is under way.
 func Progressing(state pipelinesv1beta1.SynchronizationState, message string) Report {
 	return Report{Ready: metav1.ConditionUnknown, Reason: pipelinesv1beta1.ReasonProgressing, State: state, Message: message}
 }
 
-// Blocked: waiting, for reason, on something outside the resource that is
+// Blocked reports waiting, for reason, on something outside the resource that is
 // expected to come right (Ready stays Unknown).
 func Blocked(reason string, state pipelinesv1beta1.SynchronizationState, message string) Report {
 	return Report{Ready: metav1.ConditionUnknown, Reason: reason, State: state, Message: message}
 }
 
-// Failed: the resource cannot be brought to its spec, for reason.
+// Failed reports that the resource cannot be brought to its spec, for reason.
 func Failed(reason, message string) Report {
 	return Report{Ready: metav1.ConditionFalse, Reason: reason, State: pipelinesv1beta1.StateFailed, Message: message}
 }

@@ -100,7 +100,7 @@ func executorMain(args []string) error {
 	}
 	ret, err := fn(in.Inputs.ParameterValues, outputs)
 	if err != nil {
-		return fmt.Errorf("Traceback (most recent call last):\n  %s: %w", *function, err)
+		return fmt.Errorf("Traceback (most recent call last):\n  %s: %w", *function, err) //nolint:staticcheck // ST1005: the message imitates Python's traceback
 	}
 	out := map[string]any{}
 	if ret != nil {

@@ -101,7 +101,7 @@ func launcherSteps(t *testing.T, bin, file string) func(task string, vars map[st
 			if pt.Name != task {
 				continue
 			}
-			main := pt.TaskSpec.TaskSpec.Steps[1]
+			main := pt.TaskSpec.Steps[1]
 			require.Equal(t, kfpir.LauncherDir+"/kfp-task", main.Command[0])
 			vars["$(context.pipelineRun.name)"] = "run-1"
 			vars["$(context.pipelineRun.uid)"] = "uid-1"

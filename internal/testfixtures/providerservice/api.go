@@ -187,7 +187,7 @@ func pathSegments(r *http.Request) ([]string, error) {
 	if r.RequestURI != "" {
 		u, err := url.ParseRequestURI(r.RequestURI)
 		if err != nil {
-			return nil, fmt.Errorf("bad request path: %v", err)
+			return nil, fmt.Errorf("bad request path: %w", err)
 		}
 		escaped = u.EscapedPath()
 	}
@@ -195,7 +195,7 @@ func pathSegments(r *http.Request) ([]string, error) {
 	for i, seg := range segs {
 		s, err := url.PathUnescape(seg)
 		if err != nil {
-			return nil, fmt.Errorf("bad path segment %q: %v", seg, err)
+			return nil, fmt.Errorf("bad path segment %q: %w", seg, err)
 		}
 		segs[i] = s
 	}
