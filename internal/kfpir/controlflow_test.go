@@ -2,12 +2,13 @@ package kfpir
 
 import (
 	"encoding/json"
-	corev1 "k8s.io/api/core/v1"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -47,29 +47,9 @@ func Parse(data []byte) (*PipelineSpec, error) {
 	if err := json.Unmarshal(main, &top); err != nil {
 		return nil, fmt.Errorf("kfp IR: the document is not an object: %w", err)
 	}
-	var runtimeConfig json.RawMessage
-	if inner, ok := top["pipelineSpec"]; ok {
-		if _, hasRoot := top["root"]; !hasRoot {
-			for k := range top {
-				switch k {
-				case "pipelineSpec", "runtimeConfig", "displayName", "name", "labels":
-				default:
-					return nil, fmt.Errorf("kfp IR: PipelineJob field %q is not supported", k)
-				}
-			}
-			job := &pipelinespec.PipelineJob{}
-			if err := protojson.Unmarshal(main, job); err != nil {
-				return nil, fmt.Errorf("kfp IR: malformed PipelineJob: %w", protoError(err))
-			}
-			if job.RuntimeConfig != nil {
-				runtimeConfig = protoJSON(job.RuntimeConfig)
-			}
-			main = inner
-			top = nil
-			if err := json.Unmarshal(main, &top); err != nil {
-				return nil, fmt.Errorf("kfp IR: the pipelineSpec is not an object: %w", err)
-			}
-		}
+	main, top, runtimeConfig, err := unwrapJob(main, top)
+	if err != nil {
+		return nil, err
 	}
 	var version struct {
 		SchemaVersion string `json:"schemaVersion"`
@@ -109,46 +89,6 @@ func Parse(data []byte) (*PipelineSpec, error) {
 		return nil, errors.New("kfp IR: root is missing")
 	}
 	return spec, nil
-}
-
-// dropTaskNames removes taskInfo.taskName from every task: the 2.0 beta
-// SDKs wrote it (a display name, as taskInfo.name is), pipeline_spec.proto
-// no longer has it, and nothing runs differently for it.
-func dropTaskNames(doc []byte) []byte {
-	var top map[string]any
-	if json.Unmarshal(doc, &top) != nil {
-		return doc
-	}
-	changed := false
-	dropIn := func(comp any) {
-		dag, _ := asMap(comp)["dag"].(map[string]any)
-		tasks, _ := dag["tasks"].(map[string]any)
-		for _, task := range tasks {
-			if info, ok := asMap(task)["taskInfo"].(map[string]any); ok {
-				if _, has := info["taskName"]; has {
-					delete(info, "taskName")
-					changed = true
-				}
-			}
-		}
-	}
-	dropIn(top["root"])
-	for _, comp := range asMap(top["components"]) {
-		dropIn(comp)
-	}
-	if !changed {
-		return doc
-	}
-	out, err := json.Marshal(top)
-	if err != nil {
-		return doc
-	}
-	return out
-}
-
-func asMap(v any) map[string]any {
-	m, _ := v.(map[string]any)
-	return m
 }
 
 func checkSchemaVersion(v string) error {

@@ -152,15 +152,21 @@ func (c *compiler) applyPlatform(task, label string, pt *tektonv1.PipelineTask, 
 		}
 		return nil
 	}
-	volume := func(prefix string, i int, src corev1.VolumeSource, mountPath string) error {
-		if !strings.HasPrefix(mountPath, "/") {
-			return fmt.Errorf("task %q: kfp-kubernetes mount path %q is not absolute", task, mountPath)
+	for _, apply := range []func(string, *kubernetesConfig, func(string, string) error, *tektonv1.TaskSpec, *tektonv1.Step) error{
+		platformEnv, platformVolumes, platformScratch,
+	} {
+		if err := apply(task, cfg, refuseForeign, ts, main); err != nil {
+			return err
 		}
-		name := prefix + strconv.Itoa(i)
-		ts.Volumes = append(ts.Volumes, corev1.Volume{Name: name, VolumeSource: src})
-		main.VolumeMounts = append(main.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: mountPath})
-		return nil
 	}
+	if err := platformStep(task, cfg, pt, main); err != nil {
+		return err
+	}
+	return c.podSettings(task, cfg, refuseForeign)
+}
+
+// platformEnv: Secrets', ConfigMaps' and field paths' values as env.
+func platformEnv(_ string, cfg *kubernetesConfig, refuseForeign func(string, string) error, _ *tektonv1.TaskSpec, main *tektonv1.Step) error {
 	for _, s := range cfg.SecretAsEnv {
 		if err := refuseForeign("Secret", s.SecretName); err != nil {
 			return err
@@ -179,11 +185,31 @@ func (c *compiler) applyPlatform(task, label string, pt *tektonv1.PipelineTask, 
 				LocalObjectReference: corev1.LocalObjectReference{Name: s.ConfigMapName}, Key: k.ConfigMapKey, Optional: s.Optional}}})
 		}
 	}
+	for _, f := range cfg.FieldPathAsEnv {
+		main.Env = append(main.Env, corev1.EnvVar{Name: f.Name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: f.FieldPath}}})
+	}
+	return nil
+}
+
+// mountVolume adds a volume to the task and mounts it in main.
+func mountVolume(task, prefix string, i int, src corev1.VolumeSource, mountPath string, ts *tektonv1.TaskSpec, main *tektonv1.Step) error {
+	if !strings.HasPrefix(mountPath, "/") {
+		return fmt.Errorf("task %q: kfp-kubernetes mount path %q is not absolute", task, mountPath)
+	}
+	name := prefix + strconv.Itoa(i)
+	ts.Volumes = append(ts.Volumes, corev1.Volume{Name: name, VolumeSource: src})
+	main.VolumeMounts = append(main.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: mountPath})
+	return nil
+}
+
+// platformVolumes: Secrets, ConfigMaps and existing PVCs as volumes.
+func platformVolumes(task string, cfg *kubernetesConfig, refuseForeign func(string, string) error, ts *tektonv1.TaskSpec, main *tektonv1.Step) error {
 	for i, s := range cfg.SecretAsVolume {
 		if err := refuseForeign("Secret", s.SecretName); err != nil {
 			return err
 		}
-		if err := volume("kfp-secret-", i, corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: s.SecretName, Optional: s.Optional}}, s.MountPath); err != nil {
+		src := corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: s.SecretName, Optional: s.Optional}}
+		if err := mountVolume(task, "kfp-secret-", i, src, s.MountPath, ts, main); err != nil {
 			return err
 		}
 	}
@@ -192,7 +218,7 @@ func (c *compiler) applyPlatform(task, label string, pt *tektonv1.PipelineTask, 
 			return err
 		}
 		src := corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: s.ConfigMapName}, Optional: s.Optional}}
-		if err := volume("kfp-configmap-", i, src, s.MountPath); err != nil {
+		if err := mountVolume(task, "kfp-configmap-", i, src, s.MountPath, ts, main); err != nil {
 			return err
 		}
 	}
@@ -203,39 +229,48 @@ func (c *compiler) applyPlatform(task, label string, pt *tektonv1.PipelineTask, 
 		if err := refuseForeign("PersistentVolumeClaim", p.Constant); err != nil {
 			return err
 		}
-		if err := volume("kfp-pvc-", i, corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: p.Constant}}, p.MountPath); err != nil {
+		src := corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: p.Constant}}
+		if err := mountVolume(task, "kfp-pvc-", i, src, p.MountPath, ts, main); err != nil {
 			return err
 		}
 	}
-	for _, f := range cfg.FieldPathAsEnv {
-		main.Env = append(main.Env, corev1.EnvVar{Name: f.Name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: f.FieldPath}}})
-	}
-	for i, e := range cfg.EmptyDirMounts {
-		src := &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMedium(e.Medium)}
-		if e.SizeLimit != "" {
-			q, err := resource.ParseQuantity(e.SizeLimit)
+	return nil
+}
+
+// platformScratch: empty dirs and shared memory.
+func platformScratch(task string, cfg *kubernetesConfig, _ func(string, string) error, ts *tektonv1.TaskSpec, main *tektonv1.Step) error {
+	emptyDir := func(medium corev1.StorageMedium, size, what string) (corev1.VolumeSource, error) {
+		src := &corev1.EmptyDirVolumeSource{Medium: medium}
+		if size != "" {
+			q, err := resource.ParseQuantity(size)
 			if err != nil {
-				return fmt.Errorf("task %q: kfp-kubernetes emptyDir size %q: %w", task, e.SizeLimit, err)
+				return corev1.VolumeSource{}, fmt.Errorf("task %q: kfp-kubernetes %s size %q: %w", task, what, size, err)
 			}
 			src.SizeLimit = &q
 		}
-		if err := volume("kfp-emptydir-", i, corev1.VolumeSource{EmptyDir: src}, e.MountPath); err != nil {
+		return corev1.VolumeSource{EmptyDir: src}, nil
+	}
+	for i, e := range cfg.EmptyDirMounts {
+		src, err := emptyDir(corev1.StorageMedium(e.Medium), e.SizeLimit, "emptyDir")
+		if err != nil {
+			return err
+		}
+		if err := mountVolume(task, "kfp-emptydir-", i, src, e.MountPath, ts, main); err != nil {
 			return err
 		}
 	}
 	if m := cfg.EnabledSharedMemory; m != nil {
-		src := &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}
-		if m.Size != "" {
-			q, err := resource.ParseQuantity(m.Size)
-			if err != nil {
-				return fmt.Errorf("task %q: kfp-kubernetes shared memory size %q: %w", task, m.Size, err)
-			}
-			src.SizeLimit = &q
-		}
-		if err := volume("kfp-shm-", 0, corev1.VolumeSource{EmptyDir: src}, "/dev/shm"); err != nil {
+		src, err := emptyDir(corev1.StorageMediumMemory, m.Size, "shared memory")
+		if err != nil {
 			return err
 		}
+		return mountVolume(task, "kfp-shm-", 0, src, "/dev/shm", ts, main)
 	}
+	return nil
+}
+
+// platformStep: the image pull policy, and the task's timeout.
+func platformStep(task string, cfg *kubernetesConfig, pt *tektonv1.PipelineTask, main *tektonv1.Step) error {
 	if p := cfg.ImagePullPolicy; p != "" {
 		switch corev1.PullPolicy(p) {
 		case corev1.PullAlways, corev1.PullNever, corev1.PullIfNotPresent:
@@ -251,7 +286,7 @@ func (c *compiler) applyPlatform(task, label string, pt *tektonv1.PipelineTask, 
 		}
 		pt.Timeout = &metav1.Duration{Duration: time.Duration(n) * time.Second}
 	}
-	return c.podSettings(task, cfg, refuseForeign)
+	return nil
 }
 
 // podSettings records the task's pod settings for AnnotationTaskRunSpecs.

@@ -1,0 +1,145 @@
+package kfpir
+
+import (
+	"encoding/json"
+	"fmt"
+
+	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
+)
+
+// declareOutputs names the results and artifact directories of a task's
+// component before any task refers to them.
+func (c *compiler) declareOutputs(name string, t *TaskSpec) error {
+	comp := c.spec.Components[t.ComponentRef.Name]
+	c.results[name] = map[string]string{}
+	c.artifacts[name] = map[string]string{}
+	if comp == nil || comp.OutputDefinitions == nil {
+		return nil
+	}
+	var err error
+	if c.results[name], err = resultNames.assign(sortedKeys(comp.OutputDefinitions.Parameters)); err != nil {
+		return fmt.Errorf("task %q: %w", name, err)
+	}
+	if c.artifacts[name], err = resultNames.assign(sortedKeys(comp.OutputDefinitions.Artifacts)); err != nil {
+		return fmt.Errorf("task %q: %w", name, err)
+	}
+	return nil
+}
+
+// AnnotationOutputs on a compiled Pipeline lists its output artifacts
+// (JSON, []meta.OutputArtifact) so whoever reads a finished run can say
+// where each artifact is.
+const AnnotationOutputs = meta.AnnotationOutputs
+
+func (c *compiler) annotateOutputs(p *tektonv1.Pipeline) error {
+	var outputs []meta.OutputArtifact
+	for _, task := range sortedKeys(c.artifacts) {
+		if t := c.flat[task]; (t != nil && t.loop != nil) || c.importers[task] != nil {
+			continue // one directory per TaskRun, not known before the run; or not the run's
+		}
+		for _, key := range sortedKeys(c.artifacts[task]) {
+			outputs = append(outputs, meta.OutputArtifact{Component: task, Output: key, URI: c.artifactURI(task, key)})
+		}
+	}
+	if len(outputs) == 0 {
+		return nil
+	}
+	data, err := json.Marshal(outputs)
+	if err != nil {
+		return err
+	}
+	if p.Annotations == nil {
+		p.Annotations = map[string]string{}
+	}
+	p.Annotations[AnnotationOutputs] = string(data)
+	return nil
+}
+
+// artifactPath and artifactURI locate the artifact key of task under the
+// pipeline root: <root>/<PipelineRun name>/<Tekton task name>/<artifact>.
+func (c *compiler) artifactPath(task, key string) string {
+	return c.taskDir(task) + "/" + c.artifacts[task][key]
+}
+
+// taskDir is the directory holding the output artifacts of task.
+func (c *compiler) taskDir(task string) string {
+	return "$(workspaces." + ArtifactsWorkspace + ".path)/$(context.pipelineRun.name)/" + c.taskDirName(task)
+}
+
+func (c *compiler) artifactURI(task, key string) string {
+	return c.rootURI + "/$(context.pipelineRun.name)/" + c.taskDirName(task) + "/" + c.artifacts[task][key]
+}
+
+// taskDirName names a task's artifact directory: its Tekton name, or its
+// TaskRun's for a task fanned out over a run-time loop's items.
+func (c *compiler) taskDirName(task string) string {
+	if t := c.flat[task]; t != nil && t.loop != nil {
+		return "$(context.taskRun.name)"
+	}
+	return c.taskNames[task]
+}
+
+func (c *compiler) pipelineResults() ([]tektonv1.PipelineResult, error) {
+	outs := c.spec.Root.DAG.Outputs
+	if outs == nil {
+		return nil, nil
+	}
+	// An output artifact of the pipeline is its producer's, which the
+	// outputs annotation already lists: it must exist.
+	for _, key := range sortedKeys(outs.Artifacts) {
+		var sel struct {
+			ArtifactSelectors []struct {
+				ProducerSubtask   string `json:"producerSubtask"`
+				OutputArtifactKey string `json:"outputArtifactKey"`
+			} `json:"artifactSelectors"`
+		}
+		if err := json.Unmarshal(outs.Artifacts[key], &sel); err != nil || len(sel.ArtifactSelectors) != 1 {
+			return nil, unsupported("", "pipeline output artifact from dsl.OneOf", "output %q", key)
+		}
+		src := sel.ArtifactSelectors[0]
+		a, err := c.flattener.resolveArtifact("", key, src.ProducerSubtask, src.OutputArtifactKey)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline output artifact %q: %w", key, err)
+		}
+		from := a.TaskOutputArtifact
+		if _, ok := c.artifacts[from.ProducerTask][from.OutputArtifactKey]; !ok {
+			return nil, fmt.Errorf("pipeline output artifact %q: task %q has no output artifact %q", key, from.ProducerTask, from.OutputArtifactKey)
+		}
+	}
+	names, err := resultNames.assign(sortedKeys(outs.Parameters))
+	if err != nil {
+		return nil, err
+	}
+	var results []tektonv1.PipelineResult
+	for _, key := range sortedKeys(outs.Parameters) {
+		o := outs.Parameters[key]
+		if len(o.ValueFromOneof) > 0 {
+			return nil, unsupported("", "pipeline output from dsl.OneOf", "output %q", key)
+		}
+		if o.ValueFromParameter == nil {
+			return nil, fmt.Errorf("pipeline output %q has no source", key)
+		}
+		in, err := c.flattener.resolveOutput("", o.ValueFromParameter.ProducerSubtask, o.ValueFromParameter.OutputParameterKey)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline output %q: %w", key, err)
+		}
+		src := in.TaskOutputParameter
+		if src == nil {
+			return nil, unsupported("", "pipeline output collected from a loop", "output %q", key)
+		}
+		if c.flat[src.ProducerTask].final {
+			return nil, unsupported("", "pipeline output from an exit task or ignore_upstream_failure task", "output %q: Tekton's Pipeline results cannot read finally tasks", key)
+		}
+		r, ok := c.results[src.ProducerTask][src.OutputParameterKey]
+		if !ok {
+			return nil, fmt.Errorf("pipeline output %q: task %q has no output parameter %q", key, src.ProducerTask, src.OutputParameterKey)
+		}
+		results = append(results, tektonv1.PipelineResult{
+			Name: names[key], Type: tektonv1.ResultsTypeString,
+			Value: *tektonv1.NewStructuredValues("$(tasks." + c.taskNames[src.ProducerTask] + ".results." + r + ")"),
+		})
+	}
+	return results, nil
+}
