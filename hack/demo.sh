@@ -90,7 +90,7 @@ done
 kubectl get runconfiguration demo-training -n team-a -o jsonpath='latestRuns.succeeded: {.status.latestRuns.succeeded}{"\n"}'
 for _ in $(seq 1 180); do
   report=$(kubectl get runs -n team-a -l pipelines.kubeflow.org/trigger=runConfiguration \
-    -o jsonpath='{range .items[?(@.status.completionState=="Succeeded")]}{.status.provider.id}{"\n"}{end}' | head -1)
+    -o jsonpath='{range .items[?(@.status.completionState=="Succeeded")]}{.status.provider.id}{"\n"}{end}' | sed -n 1p) # sed reads it all: head would end kubectl with SIGPIPE, which pipefail reports
   [ -n "$report" ] && break
   sleep 1
 done
