@@ -48,6 +48,8 @@ type flatLoop struct {
 	key   string
 	items *InputParameter // the list, resolved
 	conds []*flatCondition
+	// selectors are the item selectors its tasks use (loops.go).
+	selectors []string
 }
 
 // loopGroup is what a loop group became: n unrolled iterations (a list

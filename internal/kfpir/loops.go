@@ -1,7 +1,6 @@
 package kfpir
 
 import (
-	"sort"
 	"strconv"
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
@@ -33,6 +32,9 @@ func itemsKey(loop *flatLoop) string { return loop.key }
 // selectors are the item selectors a loop's tasks use ("" for the whole
 // item, always first), each one array result of the items task.
 func (c *compiler) selectors(loop *flatLoop) []string {
+	if loop.selectors != nil {
+		return loop.selectors
+	}
 	set := map[string]bool{"": true}
 	for _, t := range c.flat {
 		if t.loop != loop {
@@ -44,9 +46,8 @@ func (c *compiler) selectors(loop *flatLoop) []string {
 			}
 		}
 	}
-	out := sortedKeys(set)
-	sort.Strings(out)
-	return out
+	loop.selectors = sortedKeys(set)
+	return loop.selectors
 }
 
 func (c *compiler) itemsRef(loop *flatLoop, selector string) string {

@@ -51,24 +51,25 @@ func (c *compiler) containerTask(name string, t *TaskSpec) (tektonv1.PipelineTas
 
 // taskBuild is one container task being compiled, phase by phase.
 type taskBuild struct {
-	c        *compiler
-	name     string
-	t        *TaskSpec
-	comp     *ComponentSpec
-	exec     *ContainerSpec
-	in, out  *IODefinitions
-	inputs   *TaskInputs
-	pt       tektonv1.PipelineTask
-	ts       tektonv1.TaskSpec
-	after    map[string]bool
-	bound    map[string]string          // input parameter values, PipelineTask level
-	special  map[string]*InputParameter // a loop's item, collected outputs (loops.go)
-	fstrings map[string]bool
-	local    map[string]string // input parameter → TaskSpec param
-	caches   bool
-	launch   bool
-	launched launchedTask
-	ph       placeholders
+	c         *compiler
+	name      string
+	t         *TaskSpec
+	comp      *ComponentSpec
+	exec      *ContainerSpec
+	resources corev1.ResourceRequirements // the main step's, computed once
+	in, out   *IODefinitions
+	inputs    *TaskInputs
+	pt        tektonv1.PipelineTask
+	ts        tektonv1.TaskSpec
+	after     map[string]bool
+	bound     map[string]string          // input parameter values, PipelineTask level
+	special   map[string]*InputParameter // a loop's item, collected outputs (loops.go)
+	fstrings  map[string]bool
+	local     map[string]string // input parameter → TaskSpec param
+	caches    bool
+	launch    bool
+	launched  launchedTask
+	ph        placeholders
 }
 
 func (c *compiler) newTaskBuild(name string, t *TaskSpec) (*taskBuild, error) {
@@ -82,10 +83,11 @@ func (c *compiler) newTaskBuild(name string, t *TaskSpec) (*taskBuild, error) {
 	}
 	// Resources from parameters are refused before the inputs the SDK
 	// binds for them (which the component does not declare) are checked.
-	if _, err := computeResources(name, exec.Resources); err != nil {
+	resources, err := computeResources(name, exec.Resources)
+	if err != nil {
 		return nil, err
 	}
-	b := &taskBuild{c: c, name: name, t: t, comp: comp, exec: exec, in: comp.InputDefinitions, out: comp.OutputDefinitions,
+	b := &taskBuild{c: c, name: name, t: t, comp: comp, exec: exec, resources: resources, in: comp.InputDefinitions, out: comp.OutputDefinitions,
 		inputs: t.Inputs, after: map[string]bool{}, bound: map[string]string{}, special: map[string]*InputParameter{}}
 	if b.in == nil {
 		b.in = &IODefinitions{}
@@ -320,9 +322,7 @@ func (b *taskBuild) mainStep() error {
 		}
 		main.Env = append(main.Env, corev1.EnvVar{Name: e.Name, Value: e.Value})
 	}
-	if main.ComputeResources, err = computeResources(name, exec.Resources); err != nil {
-		return err
-	}
+	main.ComputeResources = b.resources
 	if err := c.applyPlatform(name, b.comp.ExecutorLabel, &b.pt, &b.ts, &main); err != nil {
 		return err
 	}
