@@ -170,8 +170,8 @@ func (c cacheFlags) store(e launcher.CacheEntry, ei *pipelinespec.ExecutorInput)
 	if err := os.WriteFile(filepath.Join(tmp, cacheEntryFile), data, 0o644); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, filepath.Join(c.dir, e.Fingerprint)); err != nil && !errors.Is(err, fs.ErrExist) {
-		if _, statErr := os.Stat(filepath.Join(c.dir, e.Fingerprint, cacheEntryFile)); statErr == nil {
+	if err := os.Rename(tmp, filepath.Join(c.dir, e.Fingerprint)); err != nil {
+		if _, stored := c.lookup(e.Fingerprint); stored {
 			return nil // another run stored it first
 		}
 		return err
