@@ -13,6 +13,7 @@
 //	kfp-task stage --from FILE --to FILE [--replace] (--digest sha256:HEX | --digest-result FILE)
 //	kfp-task report --output /kfp/output.json --exit-code FILE --id-result FILE --error-result FILE
 //	kfp-task mkdir DIR...
+//	kfp-task fetch|store --root s3://BUCKET/PREFIX [--endpoint H:P --region R --insecure] [--mkdir DIR] URI...
 //	kfp-task install PATH
 //	kfp-task condition --condition CEL --result PATH [--param KEY TYPE TEXT ...]
 //	kfp-task items --list JSON --result SELECTOR PATH [--result SELECTOR PATH ...]

@@ -31,6 +31,10 @@ const (
 	AnnotationCaching = "pipelines.kubeflow.org/caching"
 )
 
+// caching says tasks may keep and reuse their executions: the run's
+// artifacts volume outlives it. An object-store root has no volume.
+func (c *compiler) caching() bool { return c.opts.Caching && c.store == nil }
+
 // cached makes a launched task keep and reuse its executions.
 func (c *compiler) cached(pt *tektonv1.PipelineTask, ts *tektonv1.TaskSpec, lt *launchedTask, name string, local map[string]string) error {
 	for key, l := range local {
@@ -75,8 +79,11 @@ func (c *compiler) cachingParam(p *tektonv1.Pipeline) error {
 		}
 	}
 	if len(asking) > 0 {
-		setAnnotation(p, AnnotationCaching, "off: the artifacts volume does not outlive the run, so "+
-			strings.Join(asking, ", ")+" run every time")
+		why := "the artifacts volume does not outlive the run"
+		if c.store != nil {
+			why = "the cache is kept on the artifacts volume, and this pipeline's root is the object store " + c.rootURI
+		}
+		setAnnotation(p, AnnotationCaching, "off: "+why+", so "+strings.Join(asking, ", ")+" run every time")
 	}
 	return nil
 }

@@ -11,6 +11,8 @@ import (
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/objectstore"
 )
 
 const (
@@ -39,11 +41,15 @@ type Options struct {
 	Namespace   string
 	Labels      map[string]string
 	Annotations map[string]string
-	// PipelineRoot is where artifacts are stored. Only file:// roots with an
-	// absolute path are supported: the path is the mount path of the
-	// ArtifactsWorkspace in every task. Empty: the IR's defaultPipelineRoot
-	// when it is a file:// root, else DefaultPipelineRoot.
+	// PipelineRoot is where artifacts are stored: a file:// root with an
+	// absolute path (the mount path of the ArtifactsWorkspace in every
+	// task), or an s3:// or minio:// root with ObjectStore (objects.go).
+	// Empty: the IR's defaultPipelineRoot when it is a file:// root, else
+	// DefaultPipelineRoot (as a KFP run's pipeline root overrides the
+	// IR's, the caller's root overrides any other IR root).
 	PipelineRoot string
+	// ObjectStore is how tasks reach an object-store PipelineRoot.
+	ObjectStore *ObjectStore
 	// LauncherImage holds LauncherPath (the contract is in the package
 	// documentation). Required only when a task has output artifacts.
 	LauncherImage string
@@ -93,6 +99,7 @@ type compiler struct {
 	opts      Options
 	rootPath  string // absolute path of the pipeline root, the workspace mount path
 	rootURI   string // the pipeline root without a trailing slash
+	store     *objectstore.Object // the root, when it is in an object store
 	taskNames map[string]string
 	params    map[string]string // root input parameter → Pipeline param
 	// outputs of each task, by KFP task name: parameter key → result name,
@@ -142,8 +149,10 @@ func Compile(spec *PipelineSpec, opts Options) (*tektonv1.Pipeline, error) {
 		Spec: tektonv1.PipelineSpec{
 			DisplayName: firstNonEmpty(spec.PipelineInfo.DisplayName, spec.PipelineInfo.Name),
 			Description: spec.PipelineInfo.Description,
-			Workspaces:  []tektonv1.PipelineWorkspaceDeclaration{{Name: ArtifactsWorkspace, Description: "the pipeline root " + c.rootURI}},
 		},
+	}
+	if c.store == nil {
+		p.Spec.Workspaces = []tektonv1.PipelineWorkspaceDeclaration{{Name: ArtifactsWorkspace, Description: "the pipeline root " + c.rootURI}}
 	}
 	var err error
 	if p.Spec.Params, err = c.pipelineParams(); err != nil {
@@ -290,9 +299,12 @@ func (c *compiler) pipelineRoot() error {
 			root = c.spec.DefaultPipelineRoot
 		}
 	}
+	if objectstore.Supported(root) {
+		return c.objectRoot(root)
+	}
 	u, err := url.Parse(root)
 	if err != nil || u.Scheme != "file" || u.Host != "" || !path.IsAbs(u.Path) || u.RawQuery != "" {
-		return unsupported("", "pipeline root "+root, "only file:///absolute/path roots (a workspace) are supported; object stores are not yet")
+		return unsupported("", "pipeline root "+root, "supported roots: file:///absolute/path (a workspace), s3://bucket/prefix and minio://bucket/prefix (an S3-compatible store)")
 	}
 	c.rootPath = path.Clean(u.Path)
 	if c.rootPath == "/" {

@@ -65,7 +65,11 @@ func (c *compiler) artifactPath(task, key string) string {
 
 // taskDir is the directory holding the output artifacts of task.
 func (c *compiler) taskDir(task string) string {
-	return "$(workspaces." + ArtifactsWorkspace + ".path)/$(context.pipelineRun.name)/" + c.taskDirName(task)
+	base := "$(workspaces." + ArtifactsWorkspace + ".path)"
+	if c.store != nil {
+		base = c.rootPath // the emptyDir standing for the root (objects.go)
+	}
+	return base + "/$(context.pipelineRun.name)/" + c.taskDirName(task)
 }
 
 func (c *compiler) artifactURI(task, key string) string {

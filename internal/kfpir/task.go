@@ -153,8 +153,10 @@ func (b *taskBuild) taskParams() error {
 	if b.local, err = paramNames.assign(sortedKeys(b.in.Parameters)); err != nil {
 		return fmt.Errorf("task %q: %w", name, err)
 	}
-	b.ts = tektonv1.TaskSpec{Workspaces: []tektonv1.WorkspaceDeclaration{{Name: ArtifactsWorkspace, MountPath: c.rootPath}}}
-	b.caches = c.opts.Caching && b.t.CachingOptions != nil && b.t.CachingOptions.EnableCache
+	if c.store == nil {
+		b.ts = tektonv1.TaskSpec{Workspaces: []tektonv1.WorkspaceDeclaration{{Name: ArtifactsWorkspace, MountPath: c.rootPath}}}
+	}
+	b.caches = c.caching() && b.t.CachingOptions != nil && b.t.CachingOptions.EnableCache
 	b.launch = needsLauncher(b.exec) || takesFinalStatus(b.in) || collects(b.special) || b.caches || c.takesRuntimeURI(b.inputs)
 	b.launched = launchedTask{name: kfpTaskName(name), tektonName: c.taskNames[name], params: map[string]string{},
 		inURIs: map[string]string{}, inMeta: map[string]string{}, results: c.results[name], items: map[string][]string{}, itemTypes: map[string]string{}}
@@ -327,6 +329,7 @@ func (b *taskBuild) mainStep() error {
 		return err
 	}
 	b.ts.Steps = append(append(b.ts.Steps, prepare...), main)
+	b.moveObjects()
 	return nil
 }
 
@@ -364,7 +367,9 @@ func (b *taskBuild) finish() {
 	b.pt.Name = c.taskNames[b.name]
 	b.pt.DisplayName = firstNonEmpty(b.t.TaskInfo.Name, kfpTaskName(b.name))
 	b.pt.TaskSpec = &tektonv1.EmbeddedTask{TaskSpec: b.ts}
-	b.pt.Workspaces = []tektonv1.WorkspacePipelineTaskBinding{{Name: ArtifactsWorkspace, Workspace: ArtifactsWorkspace}}
+	if c.store == nil {
+		b.pt.Workspaces = []tektonv1.WorkspacePipelineTaskBinding{{Name: ArtifactsWorkspace, Workspace: ArtifactsWorkspace}}
+	}
 	if b.t.RetryPolicy != nil {
 		b.pt.Retries = b.t.RetryPolicy.MaxRetryCount
 	}
