@@ -283,3 +283,41 @@ func TestAFinalStatusSpeaksKFPsWords(t *testing.T) {
 	_, err := Value(TypeTaskFinalStatus, `"Succeeded"`)
 	assert.Error(t, err, "a final status is an object")
 }
+
+// TestAnArtifactListIsEveryItemInOrder: an input artifact list
+// (dsl.Collected artifacts of a loop) reaches the executor as KFP's
+// driver gives it, inputs.artifacts[name].artifacts one per iteration,
+// with each one's metadata; a loop without iterations gives an empty list.
+func TestAnArtifactListIsEveryItemInOrder(t *testing.T) {
+	spec := addSpec()
+	spec.Inputs.Artifacts["data"] = Artifact{SchemaTitle: "system.Dataset", SchemaVersion: "0.0.1", List: true}
+	rt := addRuntime()
+	rt.Artifacts = nil
+	rt.ArtifactLists = map[string][]RuntimeArtifact{"data": {
+		{URI: "file:///kfp/run-1/double-0/Output", Metadata: json.RawMessage(`{"n":1}`)},
+		{URI: "file:///kfp/run-1/double-1/Output"},
+	}}
+	ei, err := ExecutorInput(spec, rt)
+	require.NoError(t, err)
+	got, err := protojson.Marshal(ei.GetInputs().GetArtifacts()["data"])
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"artifacts": [
+	  {"name": "data", "type": {"schemaTitle": "system.Dataset", "schemaVersion": "0.0.1"}, "uri": "file:///kfp/run-1/double-0/Output", "metadata": {"n": 1}},
+	  {"name": "data", "type": {"schemaTitle": "system.Dataset", "schemaVersion": "0.0.1"}, "uri": "file:///kfp/run-1/double-1/Output", "metadata": {}}]}`, string(got))
+
+	rt.ArtifactLists["data"] = []RuntimeArtifact{}
+	ei, err = ExecutorInput(spec, rt)
+	require.NoError(t, err)
+	assert.Empty(t, ei.GetInputs().GetArtifacts()["data"].GetArtifacts(), "no iterations: an empty list")
+
+	delete(rt.ArtifactLists, "data")
+	_, err = ExecutorInput(spec, rt)
+	assert.ErrorContains(t, err, `input artifact "data" was not given`)
+
+	spec.Args = []string{"{{$.inputs.artifacts['data'].uri}}"}
+	rt.ArtifactLists["data"] = []RuntimeArtifact{{URI: "file:///a"}}
+	ei, err = ExecutorInput(spec, rt)
+	require.NoError(t, err)
+	_, err = Resolve(spec, ei, rt)
+	assert.ErrorContains(t, err, "is an artifact list", "KFP gives a list's items only through the executor input")
+}

@@ -223,6 +223,9 @@ func (r resolver) one(p string) (string, error) {
 			return "", fmt.Errorf("placeholder %s: no output parameter %q", p, name)
 		}
 		return o.GetOutputFile(), nil
+	case kind == "artifacts" && side == "inputs" && r.spec.Inputs.Artifacts[name].List:
+		// KFP gives a list's items only through the executor input.
+		return "", fmt.Errorf("placeholder %s: input artifact %q is an artifact list", p, name)
 	case kind == "artifacts":
 		lists := r.ei.GetInputs().GetArtifacts()
 		if side == "outputs" {
