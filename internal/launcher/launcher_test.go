@@ -314,10 +314,17 @@ func TestAnArtifactListIsEveryItemInOrder(t *testing.T) {
 	_, err = ExecutorInput(spec, rt)
 	assert.ErrorContains(t, err, `input artifact "data" was not given`)
 
-	spec.Args = []string{"{{$.inputs.artifacts['data'].uri}}"}
-	rt.ArtifactLists["data"] = []RuntimeArtifact{{URI: "file:///a"}}
+	// A container component takes the whole list (the SDK's
+	// InputListOfArtifactsPlaceholder); a field of it is refused.
+	spec.Command, spec.Args = []string{"join"}, []string{"{{$.inputs.artifacts['data']}}"}
+	rt.ArtifactLists["data"] = []RuntimeArtifact{{URI: "file:///a"}, {URI: "file:///b", Metadata: json.RawMessage(`{"k":"v"}`)}}
 	ei, err = ExecutorInput(spec, rt)
 	require.NoError(t, err)
+	argv, err := Resolve(spec, ei, rt)
+	require.NoError(t, err)
+	assert.JSONEq(t, `[{"name": "data", "type": {"schemaTitle": "system.Dataset", "schemaVersion": "0.0.1"}, "uri": "file:///a", "metadata": {}},
+	  {"name": "data", "type": {"schemaTitle": "system.Dataset", "schemaVersion": "0.0.1"}, "uri": "file:///b", "metadata": {"k": "v"}}]`, argv[1])
+	spec.Args = []string{"{{$.inputs.artifacts['data'].uri}}"}
 	_, err = Resolve(spec, ei, rt)
-	assert.ErrorContains(t, err, "is an artifact list", "KFP gives a list's items only through the executor input")
+	assert.ErrorContains(t, err, "only the whole list has a placeholder")
 }
