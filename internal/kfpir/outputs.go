@@ -106,10 +106,11 @@ func (c *compiler) pipelineResults() ([]tektonv1.PipelineResult, error) {
 		if a.collectedFrom != nil {
 			return nil, unsupported("", "pipeline output artifact collected from a loop over a run-time list", "output %q: its artifacts' locations are known only to the run", key)
 		}
-		for _, from := range append(a.collected, a.TaskOutputArtifact) {
-			if from == nil {
-				continue
-			}
+		froms := a.collected // a loop's, each iteration's
+		if a.TaskOutputArtifact != nil {
+			froms = []*TaskOutputArtifact{a.TaskOutputArtifact}
+		}
+		for _, from := range froms {
 			if _, ok := c.artifacts[from.ProducerTask][from.OutputArtifactKey]; !ok {
 				return nil, fmt.Errorf("pipeline output artifact %q: task %q has no output artifact %q", key, from.ProducerTask, from.OutputArtifactKey)
 			}
