@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/kubeflow/pipelines/api/v2alpha1/go/pipelinespec"
 
@@ -40,13 +41,19 @@ func (c cacheFlags) active() bool { return c.dir != "" && c.enabled == "true" }
 func (c cacheFlags) fingerprint(spec launcher.Spec, ei *pipelinespec.ExecutorInput) (string, error) {
 	digests := map[string]string{}
 	for name, list := range ei.GetInputs().GetArtifacts() {
-		local, err := launcher.LocalPath(list.GetArtifacts()[0].GetUri())
-		if err != nil {
-			return "", err
+		var each []string // an artifact list's items in order
+		for _, a := range list.GetArtifacts() {
+			local, err := launcher.LocalPath(a.GetUri())
+			if err != nil {
+				return "", err
+			}
+			d, err := treeDigest(local)
+			if err != nil {
+				return "", fmt.Errorf("input artifact %q: %w", name, err)
+			}
+			each = append(each, d)
 		}
-		if digests[name], err = treeDigest(local); err != nil {
-			return "", fmt.Errorf("input artifact %q: %w", name, err)
-		}
+		digests[name] = strings.Join(each, ",")
 	}
 	return launcher.Fingerprint(spec, c.image, ei, digests)
 }

@@ -62,6 +62,8 @@ func launch(args []string) error {
 	fs.Var(itemTypes, "item-type", "NAME=TYPE: input NAME is a list of the --item values for it, each of KFP type TYPE; repeatable")
 	fs.Var(&itemFlags, "item", "NAME=TEXT: the next item of the list input NAME (see --item-type); repeatable, in order")
 	fs.Var(restType, "collect-rest", "NAME=TYPE: input NAME is the list of the arguments after --, each of KFP type TYPE")
+	var lists collectedFlags
+	lists.register(fs)
 	var cache cacheFlags
 	fs.StringVar(&cache.dir, "cache-dir", "", "the execution cache's directory (none: no caching)")
 	fs.StringVar(&cache.enabled, "caching", "true", "the run's caching switch: true reuses and stores executions, false runs and stores nothing")
@@ -78,10 +80,13 @@ func launch(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 && len(restType) == 0 {
-		return fmt.Errorf("launch: unexpected arguments %q", fs.Args())
+	if fs.NArg() > 0 && len(restType) == 0 && lists.artifactRest == "" || len(restType) > 0 && lists.artifactRest != "" {
+		return fmt.Errorf("launch: unexpected arguments %q (the arguments after -- are one list: --collect-rest or --artifact-rest)", fs.Args())
 	}
 	collected, err := collectedLists(itemTypes, itemFlags, restType, fs.Args())
+	if err == nil {
+		err = nestLists(collected, lists.shapes)
+	}
 	if err != nil {
 		return fmt.Errorf("launch: %w", err)
 	}
@@ -107,6 +112,9 @@ func launch(args []string) error {
 			continue // an optional pipeline input artifact the run did not give: absent
 		}
 		rt.Artifacts[name] = launcher.RuntimeArtifact{URI: uri, Metadata: json.RawMessage(artifactMeta[name])}
+	}
+	if rt.ArtifactLists, err = lists.artifactLists(spec, fs.Args()); err != nil {
+		return fmt.Errorf("launch: %w", err)
 	}
 	for name := range artifactMeta {
 		if _, ok := artifacts[name]; !ok {
@@ -226,20 +234,22 @@ func prepareArtifacts(ei *pipelinespec.ExecutorInput) error {
 	for _, p := range ei.GetOutputs().GetParameters() {
 		dirs = append(dirs, filepath.Dir(p.GetOutputFile()))
 	}
-	check := func(side, name string, list *pipelinespec.ArtifactList) (string, error) {
-		uri := list.GetArtifacts()[0].GetUri()
+	check := func(side, name string, a *pipelinespec.RuntimeArtifact) (string, error) {
+		uri := a.GetUri()
 		if !strings.HasPrefix(uri, "file:///") {
 			return "", fmt.Errorf("%s artifact %q at %s: only file:/// artifacts are supported by the launcher yet", side, name, uri)
 		}
 		return launcher.LocalPath(uri)
 	}
 	for name, list := range ei.GetInputs().GetArtifacts() {
-		if _, err := check("input", name, list); err != nil {
-			return err
+		for _, a := range list.GetArtifacts() { // an artifact list's every item
+			if _, err := check("input", name, a); err != nil {
+				return err
+			}
 		}
 	}
 	for name, list := range ei.GetOutputs().GetArtifacts() {
-		local, err := check("output", name, list)
+		local, err := check("output", name, list.GetArtifacts()[0])
 		if err != nil {
 			return err
 		}

@@ -56,9 +56,13 @@ func fakeExecutor(args []string) error {
 	}
 	a, _ := in.Inputs.ParameterValues["a"].(float64)
 	b, _ := in.Inputs.ParameterValues["b"].(float64)
-	data, err := os.ReadFile(in.Inputs.Artifacts["data"].Artifacts[0].URI[len("file://"):])
-	if err != nil {
-		return err
+	var data []byte // every item of data, an artifact list's too
+	for _, item := range in.Inputs.Artifacts["data"].Artifacts {
+		b, err := os.ReadFile(item.URI[len("file://"):])
+		if err != nil {
+			return err
+		}
+		data = append(data, b...)
 	}
 	model := in.Outputs.Artifacts["model"].Artifacts[0].URI[len("file://"):]
 	if err := os.WriteFile(model, append([]byte("model of "), data...), 0o644); err != nil {
@@ -208,4 +212,80 @@ func TestASecondExecutionIsCached(t *testing.T) {
 	err = launch([]string{"--spec", string(spec), "--param", "a=1", "--artifact", "data=file://" + filepath.Join(dir, "data.csv"),
 		"--output-uri", "file://" + filepath.Join(dir, "x"), "--output-dir", filepath.Join(dir, "x-out"), "--cache-dir", cacheDir, "--caching", "yes"})
 	assert.ErrorContains(t, err, "want true or false")
+}
+
+// TestLaunchGivesAnArtifactListEveryItem: the artifacts of a loop's
+// iterations, each as its producer's --artifact-result wrote it, reach
+// the executor as one artifact list in order, from --artifact-item (an
+// unrolled loop) or from the arguments after -- (Tekton's gathered
+// results of a fanned-out task).
+func TestLaunchGivesAnArtifactListEveryItem(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	t.Setenv("KFP_TASK_TEST_EXECUTOR", "1")
+	dir := t.TempDir()
+	var items []string
+	for i, text := range []string{"one;", "two;", "three;"} {
+		file := filepath.Join(dir, "double-"+strconv.Itoa(i), "Output")
+		require.NoError(t, os.MkdirAll(filepath.Dir(file), 0o755))
+		require.NoError(t, os.WriteFile(file, []byte(text), 0o644))
+		items = append(items, `{"uri": "file://`+file+`", "metadata": {"i": `+strconv.Itoa(i)+`}}`)
+	}
+	s := launcher.Spec{
+		Task: "join",
+		Inputs: launcher.Inputs{
+			Parameters: map[string]launcher.Parameter{"a": {Type: launcher.TypeDouble}},
+			Artifacts:  map[string]launcher.Artifact{"data": {SchemaTitle: "system.Dataset", List: true}},
+		},
+		Outputs: launcher.Outputs{
+			Parameters: map[string]launcher.Parameter{"Output": {Type: launcher.TypeDouble}},
+			Artifacts:  map[string]launcher.Artifact{"model": {SchemaTitle: "system.Model"}},
+		},
+		Command: []string{self},
+		Args:    []string{"--executor_input", "{{$}}", "--function_to_execute", "join"},
+	}
+	data, err := json.Marshal(s)
+	require.NoError(t, err)
+	common := func(task string) []string {
+		return []string{"--spec", string(data), "--param", "a=1", "--output-uri", "file://" + filepath.Join(dir, task),
+			"--output-dir", filepath.Join(dir, task, "outputs"), "--result", "Output=" + filepath.Join(dir, task, "result")}
+	}
+	model := func(task string) string {
+		b, err := os.ReadFile(filepath.Join(dir, task, "model"))
+		require.NoError(t, err)
+		return string(b)
+	}
+
+	args := common("unrolled")
+	for _, item := range items {
+		args = append(args, "--artifact-item", "data="+item)
+	}
+	require.NoError(t, launch(args))
+	assert.Equal(t, "model of one;two;three;", model("unrolled"))
+
+	require.NoError(t, launch(append(append(common("matrix"), "--artifact-rest", "data", "--"), items[2], items[0])))
+	assert.Equal(t, "model of three;one;", model("matrix"), "the gathered results, in Tekton's order")
+
+	require.NoError(t, launch(common("none")))
+	assert.Equal(t, "model of ", model("none"), "a loop without iterations: an empty list")
+
+	err = launch(append(common("bad"), "--artifact-item", "data=file:///x"))
+	assert.ErrorContains(t, err, `is not an artifact's {uri, metadata}`)
+	err = launch(append(common("bad"), "--artifact-rest", "data", "--collect-rest", "a=NUMBER_DOUBLE", "--", items[0]))
+	assert.ErrorContains(t, err, "the arguments after -- are one list")
+}
+
+// TestCollectedListsOfNestedLoopsAreListsOfLists: --item-shape regroups
+// the items as KFP collects them over nested loops.
+func TestCollectedListsOfNestedLoopsAreListsOfLists(t *testing.T) {
+	lists, err := collectedLists(namedFlags{"nums": "NUMBER_INTEGER"}, listFlags{"nums=1", "nums=2", "nums=3", "nums=4", "nums=5"}, nil, nil)
+	require.NoError(t, err)
+	require.NoError(t, nestLists(lists, namedFlags{"nums": "[2,[1,2],0]"}))
+	assert.JSONEq(t, `[[1, 2], [[3], [4, 5]], []]`, lists["nums"])
+
+	for shape, want := range map[string]string{"[2,2]": "more than the shape holds", "[4,4]": "fewer items", "[1.5]": "not a count", `{"a":1}`: "neither"} {
+		lists, _ := collectedLists(namedFlags{"nums": "NUMBER_INTEGER"}, listFlags{"nums=1", "nums=2", "nums=3", "nums=4", "nums=5"}, nil, nil)
+		assert.ErrorContains(t, nestLists(lists, namedFlags{"nums": shape}), want, shape)
+	}
+	assert.ErrorContains(t, nestLists(map[string]string{}, namedFlags{"x": "[1]"}), "for no collected input")
 }

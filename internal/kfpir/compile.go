@@ -120,6 +120,9 @@ type compiler struct {
 	taskRunSpecs []tektonv1.PipelineTaskRunSpec
 	// importers are the importer tasks' artifacts (importer.go).
 	importers map[string]*importer
+	// reported are the output artifacts taken in artifact lists, by
+	// producer (collected.go).
+	reported map[string]map[string]bool
 }
 
 // Compile translates a parsed KFP v2 pipeline into a Tekton Pipeline. It

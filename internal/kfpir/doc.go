@@ -69,7 +69,17 @@
 //     iterations), over a run-time list (a parameter, a task's output) fanned
 //     out with Tekton's Matrix from an items task (kfp-task items); item
 //     fields (parseJson selectors) are applied as KFP's driver does;
-//     dsl.Collected outputs reach the consumer as a typed LIST.
+//     dsl.Collected outputs reach the consumer as a typed LIST, a list of
+//     lists over nested unrolled loops (as KFP collects them).
+//   - Artifact lists (collected.go): dsl.Collected artifacts of a loop
+//     reach the consumer's executor input as KFP's driver gives them,
+//     inputs.artifacts[name].artifacts one per iteration (flat over
+//     nested loops), each with its URI and metadata: the producers run
+//     under the launcher and report each artifact's {uri, metadata} as
+//     the result kfp-artifact-<name>, which the consumer takes per
+//     iteration of an unrolled loop or gathered from a Matrix
+//     ($(tasks.x.results.kfp-artifact-<name>[*])). A fanned-out task's
+//     iterations write their artifacts under their own TaskRun's name.
 //   - Exit handlers: a task with the strategy ALL_UPSTREAM_TASKS_COMPLETED
 //     (dsl.ExitHandler's exit task, ignore_upstream_failure) runs in
 //     Tekton's finally; a dsl.PipelineTaskFinalStatus input is KFP's
@@ -78,7 +88,9 @@
 //   - f-string constants ({{$.inputs.parameters['pipelinechannel--x']}} in
 //     a constant) are filled with the input they name.
 //   - root dag.outputs.parameters (valueFromParameter, through groups) →
-//     Pipeline results.
+//     Pipeline results; one collected from a loop is an array result (the
+//     values as text; over nested loops each item the JSON of an inner
+//     list).
 //   - cachingOptions.enableCache: KFP's caching (caching.go) when
 //     Options.Caching says the artifacts volume outlives the run;
 //     otherwise the tasks run every time and AnnotationCaching says so.
@@ -119,8 +131,8 @@
 // checked at compile time against a stand-in executor input, so one the
 // launcher cannot resolve (json_escape, the job's create or schedule
 // time) is refused by name. Artifacts under the launcher are file://
-// only so far: an input artifact is passed by URI without its metadata,
-// and KFP's Python executor gives file:// artifacts no path, so Python
+// only so far: an input artifact is passed by URI without its metadata
+// (but an artifact list's items with theirs), and KFP's Python executor gives file:// artifacts no path, so Python
 // components with artifacts need an object-store root, not yet supported.
 //
 // # Artifacts and the pipeline root
@@ -156,7 +168,8 @@
 // A task's output parameter is a Tekton result: by default all results of a
 // task share the container termination message, about 4096 bytes, and a
 // larger value fails the task (Tekton's results-from: sidecar-logs raises
-// the limit). Pass anything bigger as an artifact. The compiled Pipeline is
+// the limit). Pass anything bigger as an artifact. An artifact taken in an
+// artifact list is reported the same way, its metadata included. The compiled Pipeline is
 // refused when its JSON exceeds Options.MaxBytes (DefaultMaxBytes, 1 MiB;
 // etcd's object limit is 1.5 MiB).
 //
@@ -177,8 +190,10 @@
 // feature and, where there is one, the KFP task: loops over artifacts, a
 // loop over a run-time list inside another or with a parallelismLimit,
 // data passed between the tasks of a loop over a run-time list, collected
-// outputs of nested loops, artifact lists (dsl.Collected artifacts,
-// List[Artifact]), an exit task that is a pipeline, importers, resolvers,
+// outputs of a loop over a run-time list nested in another loop, output
+// artifact lists (List[Artifact] outputs), pipeline output artifacts
+// collected from a loop over a run-time list, pipeline outputs of strings
+// collected from nested loops, an exit task that is a pipeline, importers, resolvers,
 // custom jobs, caching with a cacheKey, retry backoff, accelerator types
 // that are not extended resource names, lifecycle hooks, placeholders in
 // env or resources (resources from pipeline parameters), pipeline input

@@ -183,6 +183,13 @@ type InputArtifact struct {
 	TaskOutputArtifact     *TaskOutputArtifact
 	ComponentInputArtifact string
 	RuntimeArtifact        json.RawMessage
+
+	// Set by flatten: the output artifacts of an unrolled loop's
+	// iterations, in order (one flat list over nested loops, as KFP's
+	// artifact lists are); the output artifact of a run-time loop's
+	// fanned-out task.
+	collected     []*TaskOutputArtifact
+	collectedFrom *TaskOutputArtifact
 }
 
 // TaskOutputArtifact refers to an output artifact of another task.

@@ -87,21 +87,30 @@ type launchedTask struct {
 	itemTypes       map[string]string
 	rest, restParam string
 	restType        string
+	// itemShapes say how items nest (collected over nested loops);
+	// artifactItems are the params of an artifact list's items, by input;
+	// restArtifact says rest is an artifact list; artifactResults name
+	// the results reporting output artifacts (collected.go).
+	itemShapes      map[string]string
+	artifactItems   map[string][]string
+	restArtifact    bool
+	artifactResults map[string]string
 	// cache: the task keeps and reuses its executions (caching.go).
 	cache bool
 	// results maps output parameters to TaskSpec results.
 	results map[string]string
 }
 
-// launcherSpec is the launcher's view of a component: its interface and
-// its container's command, unresolved. Every placeholder in it is checked
+// launcherSpec is the launcher's view of a component: its interface (lists
+// are the inputs given an artifact list) and its container's command,
+// unresolved. Every placeholder in it is checked
 // now against a stand-in executor input, so one the launcher cannot
 // resolve is refused at compile time, not when the task runs.
-func launcherSpec(task string, comp *ComponentSpec, exec *ContainerSpec, inMeta map[string]string) (launcher.Spec, error) {
+func launcherSpec(task string, comp *ComponentSpec, exec *ContainerSpec, inMeta map[string]string, lists map[string]bool) (launcher.Spec, error) {
 	spec := launcher.Spec{Task: task, Command: exec.Command, Args: exec.Args,
 		Inputs:  launcher.Inputs{Parameters: map[string]launcher.Parameter{}, Artifacts: map[string]launcher.Artifact{}},
 		Outputs: launcher.Outputs{Parameters: map[string]launcher.Parameter{}, Artifacts: map[string]launcher.Artifact{}}}
-	stand := launcher.Runtime{Parameters: map[string]string{}, Artifacts: map[string]launcher.RuntimeArtifact{},
+	stand := launcher.Runtime{Parameters: map[string]string{}, Artifacts: map[string]launcher.RuntimeArtifact{}, ArtifactLists: map[string][]launcher.RuntimeArtifact{},
 		OutputURI: "file:///root/run/task", OutputDir: launchedOutputs}
 	in, out := comp.InputDefinitions, comp.OutputDefinitions
 	if in != nil {
@@ -110,8 +119,9 @@ func launcherSpec(task string, comp *ComponentSpec, exec *ContainerSpec, inMeta 
 			stand.Parameters[key] = standIn(p.ParameterType)
 		}
 		for key, a := range in.Artifacts {
-			spec.Inputs.Artifacts[key] = launcher.Artifact{SchemaTitle: a.ArtifactType.SchemaTitle, SchemaVersion: a.ArtifactType.SchemaVersion, Optional: a.IsOptional}
+			spec.Inputs.Artifacts[key] = launcher.Artifact{SchemaTitle: a.ArtifactType.SchemaTitle, SchemaVersion: a.ArtifactType.SchemaVersion, Optional: a.IsOptional, List: a.IsArtifactList || lists[key]}
 			stand.Artifacts[key] = launcher.RuntimeArtifact{URI: "file:///root/run/producer/" + key, Metadata: json.RawMessage(inMeta[key])}
+			stand.ArtifactLists[key] = []launcher.RuntimeArtifact{stand.Artifacts[key]}
 		}
 	}
 	if out != nil {
@@ -169,15 +179,7 @@ func (c *compiler) launchSteps(lt launchedTask, exec *ContainerSpec) ([]tektonv1
 		}
 		args = append(args, "--param", key+"=$(params."+lt.params[key]+")")
 	}
-	for _, key := range sortedKeys(lt.itemTypes) {
-		args = append(args, "--item-type", key+"="+lt.itemTypes[key])
-		for _, p := range lt.items[key] {
-			args = append(args, "--item", key+"=$(params."+p+")")
-		}
-	}
-	if lt.rest != "" {
-		args = append(args, "--collect-rest", lt.rest+"="+lt.restType)
-	}
+	args = append(args, lt.collectArgs()...)
 	for _, key := range sortedKeys(lt.inURIs) {
 		if strings.Contains(key, "=") {
 			return nil, nil, unsupported(lt.name, "artifact name with '='", "input artifact %q", key)

@@ -120,19 +120,7 @@ func (c *compiler) loopParam(pt *tektonv1.PipelineTask, ts *tektonv1.TaskSpec, l
 		pt.Matrix = &tektonv1.Matrix{Params: tektonv1.Params{{Name: local, Value: *tektonv1.NewStructuredValues(c.itemsRef(in.loopItem, in.selector))}}}
 		lt.params[key] = local
 	case in.collected != nil:
-		typ := ""
-		for i, src := range in.collected {
-			typ = c.outputType(src.TaskOutputParameter)
-			v, _, err := c.inputValue(name, key, src, typ)
-			if err != nil {
-				return err
-			}
-			p := local + "-" + strconv.Itoa(i)
-			ts.Params = append(ts.Params, tektonv1.ParamSpec{Name: p, Type: tektonv1.ParamTypeString, Description: typ + ": item " + strconv.Itoa(i) + " of " + key})
-			pt.Params = append(pt.Params, tektonv1.Param{Name: p, Value: *tektonv1.NewStructuredValues(v)})
-			lt.items[key] = append(lt.items[key], p)
-		}
-		lt.itemTypes[key] = typ
+		return c.collectedParam(pt, ts, lt, name, key, local, in)
 	default:
 		src := in.collectedFrom
 		if lt.rest != "" {

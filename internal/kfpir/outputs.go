@@ -107,9 +107,17 @@ func (c *compiler) pipelineResults() ([]tektonv1.PipelineResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("pipeline output artifact %q: %w", key, err)
 		}
-		from := a.TaskOutputArtifact
-		if _, ok := c.artifacts[from.ProducerTask][from.OutputArtifactKey]; !ok {
-			return nil, fmt.Errorf("pipeline output artifact %q: task %q has no output artifact %q", key, from.ProducerTask, from.OutputArtifactKey)
+		if a.collectedFrom != nil {
+			return nil, unsupported("", "pipeline output artifact collected from a loop over a run-time list", "output %q: its artifacts' locations are known only to the run", key)
+		}
+		froms := a.collected // a loop's, each iteration's
+		if a.TaskOutputArtifact != nil {
+			froms = []*TaskOutputArtifact{a.TaskOutputArtifact}
+		}
+		for _, from := range froms {
+			if _, ok := c.artifacts[from.ProducerTask][from.OutputArtifactKey]; !ok {
+				return nil, fmt.Errorf("pipeline output artifact %q: task %q has no output artifact %q", key, from.ProducerTask, from.OutputArtifactKey)
+			}
 		}
 	}
 	names, err := resultNames.assign(sortedKeys(outs.Parameters))
@@ -129,21 +137,19 @@ func (c *compiler) pipelineResults() ([]tektonv1.PipelineResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("pipeline output %q: %w", key, err)
 		}
-		src := in.TaskOutputParameter
-		if src == nil {
-			return nil, unsupported("", "pipeline output collected from a loop", "output %q", key)
+		if in.collected != nil || in.collectedFrom != nil {
+			pr, err := c.collectedResult(key, names[key], in)
+			if err != nil {
+				return nil, err
+			}
+			results = append(results, pr)
+			continue
 		}
-		if c.flat[src.ProducerTask].final {
-			return nil, unsupported("", "pipeline output from an exit task or ignore_upstream_failure task", "output %q: Tekton's Pipeline results cannot read finally tasks", key)
+		ref, err := c.outputRef(key, in.TaskOutputParameter)
+		if err != nil {
+			return nil, err
 		}
-		r, ok := c.results[src.ProducerTask][src.OutputParameterKey]
-		if !ok {
-			return nil, fmt.Errorf("pipeline output %q: task %q has no output parameter %q", key, src.ProducerTask, src.OutputParameterKey)
-		}
-		results = append(results, tektonv1.PipelineResult{
-			Name: names[key], Type: tektonv1.ResultsTypeString,
-			Value: *tektonv1.NewStructuredValues("$(tasks." + c.taskNames[src.ProducerTask] + ".results." + r + ")"),
-		})
+		results = append(results, tektonv1.PipelineResult{Name: names[key], Type: tektonv1.ResultsTypeString, Value: *tektonv1.NewStructuredValues(ref)})
 	}
 	return results, nil
 }

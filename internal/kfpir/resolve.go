@@ -96,7 +96,8 @@ func (f *flattener) resolveOutput(consumer, key, k string) (*InputParameter, err
 	return nil, fmt.Errorf("task %q: outputs nested more than %d deep", consumer, maxNesting)
 }
 
-// collect is the output of a loop: each iteration's value.
+// collect is the output of a loop: each iteration's value (dsl.Collected).
+// Over nested unrolled loops it is a list of lists, as in KFP.
 func (f *flattener) collect(consumer, key string, loop *loopGroup, sub, k string) (*InputParameter, error) {
 	if loop.runtime != nil {
 		in, err := f.resolveOutput(consumer, key+"/"+sub, k)
@@ -104,7 +105,7 @@ func (f *flattener) collect(consumer, key string, loop *loopGroup, sub, k string
 			return nil, err
 		}
 		if in.TaskOutputParameter == nil {
-			return nil, unsupported(consumer, "collected output of nested loops", "output %q of %q", k, key)
+			return nil, unsupported(consumer, "collected output of nested loops", "output %q of %q: a loop inside a loop over a run-time list", k, key)
 		}
 		return &InputParameter{collectedFrom: in.TaskOutputParameter}, nil
 	}
@@ -114,8 +115,8 @@ func (f *flattener) collect(consumer, key string, loop *loopGroup, sub, k string
 		if err != nil {
 			return nil, err
 		}
-		if in.TaskOutputParameter == nil {
-			return nil, unsupported(consumer, "collected output of nested loops", "output %q of %q", k, key)
+		if in.collectedFrom != nil {
+			return nil, unsupported(consumer, "collected output of nested loops", "output %q of %q: a loop over a run-time list inside an unrolled loop", k, key)
 		}
 		out.collected = append(out.collected, in)
 	}
@@ -149,10 +150,42 @@ func (f *flattener) resolveArtifact(consumer, k, key, ak string) (*InputArtifact
 		if len(sel.ArtifactSelectors) > 1 {
 			return nil, unsupported(consumer, "output from dsl.OneOf", "artifact %q of %q", ak, key)
 		}
-		if f.loops[key] != nil {
-			return nil, unsupported(consumer, "artifact list (dsl.Collected artifacts of a loop)", "input artifact %q from %q", k, key)
+		sub, subKey := sel.ArtifactSelectors[0].ProducerSubtask, sel.ArtifactSelectors[0].OutputArtifactKey
+		if loop := f.loops[key]; loop != nil {
+			return f.collectArtifacts(consumer, k, key, loop, sub, subKey)
 		}
-		key, ak = key+"/"+sel.ArtifactSelectors[0].ProducerSubtask, sel.ArtifactSelectors[0].OutputArtifactKey
+		key, ak = key+"/"+sub, subKey
 	}
 	return nil, fmt.Errorf("task %q: artifacts nested more than %d deep", consumer, maxNesting)
+}
+
+// collectArtifacts is an output artifact of a loop: the list of its
+// iterations' artifacts (dsl.Collected). KFP's artifact lists are flat:
+// over nested loops, every iteration's artifact in order.
+func (f *flattener) collectArtifacts(consumer, k, key string, loop *loopGroup, sub, ak string) (*InputArtifact, error) {
+	if loop.runtime != nil {
+		in, err := f.resolveArtifact(consumer, k, key+"/"+sub, ak)
+		if err != nil {
+			return nil, err
+		}
+		if in.TaskOutputArtifact == nil {
+			return nil, unsupported(consumer, "artifact list of nested loops", "input artifact %q from %q: a loop inside a loop over a run-time list", k, key)
+		}
+		return &InputArtifact{collectedFrom: in.TaskOutputArtifact}, nil
+	}
+	out := &InputArtifact{collected: []*TaskOutputArtifact{}}
+	for i := 0; i < loop.n; i++ {
+		in, err := f.resolveArtifact(consumer, k, key+"/"+strconv.Itoa(i)+"/"+sub, ak)
+		switch {
+		case err != nil:
+			return nil, err
+		case in.collectedFrom != nil:
+			return nil, unsupported(consumer, "artifact list of nested loops", "input artifact %q from %q: a loop over a run-time list inside an unrolled loop", k, key)
+		case in.TaskOutputArtifact != nil:
+			out.collected = append(out.collected, in.TaskOutputArtifact)
+		default:
+			out.collected = append(out.collected, in.collected...)
+		}
+	}
+	return out, nil
 }

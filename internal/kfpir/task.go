@@ -98,11 +98,9 @@ func (c *compiler) newTaskBuild(name string, t *TaskSpec) (*taskBuild, error) {
 	if b.inputs == nil {
 		b.inputs = &TaskInputs{}
 	}
-	for _, defs := range []map[string]*ArtifactSpec{b.in.Artifacts, b.out.Artifacts} {
-		for _, key := range sortedKeys(defs) {
-			if defs[key].IsArtifactList {
-				return nil, unsupported(name, "artifact list (dsl.Collected or List[Artifact])", "artifact %q", key)
-			}
+	for _, key := range sortedKeys(b.out.Artifacts) {
+		if b.out.Artifacts[key].IsArtifactList {
+			return nil, unsupported(name, "output artifact list (List[Artifact] output)", "artifact %q", key)
 		}
 	}
 	for _, dep := range t.DependentTasks {
@@ -157,9 +155,11 @@ func (b *taskBuild) taskParams() error {
 		b.ts = tektonv1.TaskSpec{Workspaces: []tektonv1.WorkspaceDeclaration{{Name: ArtifactsWorkspace, MountPath: c.rootPath}}}
 	}
 	b.caches = c.caching() && b.t.CachingOptions != nil && b.t.CachingOptions.EnableCache
-	b.launch = needsLauncher(b.exec) || takesFinalStatus(b.in) || collects(b.special) || b.caches || c.takesRuntimeURI(b.inputs)
+	b.launch = needsLauncher(b.exec) || takesFinalStatus(b.in) || collects(b.special) || b.caches || c.takesRuntimeURI(b.inputs) ||
+		collectsArtifacts(b.inputs) || len(c.reportedArtifacts()[name]) > 0
 	b.launched = launchedTask{name: kfpTaskName(name), tektonName: c.taskNames[name], params: map[string]string{},
-		inURIs: map[string]string{}, inMeta: map[string]string{}, results: c.results[name], items: map[string][]string{}, itemTypes: map[string]string{}}
+		inURIs: map[string]string{}, inMeta: map[string]string{}, results: c.results[name], items: map[string][]string{}, itemTypes: map[string]string{},
+		itemShapes: map[string]string{}, artifactItems: map[string][]string{}, artifactResults: map[string]string{}}
 	if b.t.loop != nil {
 		b.launched.tektonName = "$(context.taskRun.name)" // one TaskRun per item
 	}
@@ -239,7 +239,7 @@ func (b *taskBuild) outputs() error {
 		b.ph.outPath[key] = c.artifactPath(name, key)
 		b.ph.outURI[key] = c.artifactURI(name, key)
 	}
-	return nil
+	return b.reportArtifacts()
 }
 
 // inputArtifacts locates the input artifacts: a producer's, an
@@ -248,6 +248,15 @@ func (b *taskBuild) inputArtifacts() error {
 	c, name := b.c, b.name
 	for _, key := range sortedKeys(b.inputs.Artifacts) {
 		a := b.inputs.Artifacts[key]
+		if a.collected != nil || a.collectedFrom != nil {
+			if err := b.artifactList(key, a); err != nil {
+				return err
+			}
+			continue
+		}
+		if def := b.in.Artifacts[key]; def != nil && def.IsArtifactList {
+			return unsupported(name, "artifact list from a single artifact", "input artifact %q", key)
+		}
 		switch {
 		case a.TaskOutputArtifact != nil && c.importers[a.TaskOutputArtifact.ProducerTask] != nil:
 			imp := c.importers[a.TaskOutputArtifact.ProducerTask]
@@ -338,7 +347,7 @@ func (b *taskBuild) mainStep() error {
 func (b *taskBuild) launchedMain(main *tektonv1.Step) ([]tektonv1.Step, error) {
 	c, name := b.c, b.name
 	var err error
-	if b.launched.spec, err = launcherSpec(name, b.comp, b.exec, b.launched.inMeta); err != nil {
+	if b.launched.spec, err = launcherSpec(name, b.comp, b.exec, b.launched.inMeta, b.launched.artifactLists()); err != nil {
 		return nil, err
 	}
 	for _, key := range sortedKeys(b.out.Artifacts) {

@@ -80,6 +80,10 @@ type Artifact struct {
 	SchemaTitle   string `json:"schemaTitle"`
 	SchemaVersion string `json:"schemaVersion,omitempty"`
 	Optional      bool   `json:"optional,omitempty"`
+	// List: the input is an artifact list (isArtifactList: dsl.Collected
+	// artifacts of a loop, Input[List[Artifact]]), given in
+	// Runtime.ArtifactLists.
+	List bool `json:"list,omitempty"`
 }
 
 // Runtime is what the run supplies to one execution of a task.
@@ -87,8 +91,10 @@ type Runtime struct {
 	// Parameters are the input parameters given a value, as text (as Tekton
 	// params carry them: see Text); a missing key is an input not given.
 	Parameters map[string]string
-	// Artifacts are the input artifacts given, by input name.
-	Artifacts map[string]RuntimeArtifact
+	// Artifacts are the input artifacts given, by input name;
+	// ArtifactLists the artifact lists (Artifact.List), each in order.
+	Artifacts     map[string]RuntimeArtifact
+	ArtifactLists map[string][]RuntimeArtifact
 	// OutputURI is the URI under which this execution's output artifacts
 	// live, each at OutputURI/<name> (KFP: <pipeline root>/<run>/<task>).
 	OutputURI string
@@ -140,21 +146,13 @@ func ExecutorInput(spec Spec, rt Runtime) (*pipelinespec.ExecutorInput, error) {
 		in.ParameterValues[name] = v
 	}
 	for _, name := range sortedKeys(spec.Inputs.Artifacts) {
-		a := spec.Inputs.Artifacts[name]
-		given, ok := rt.Artifacts[name]
-		if !ok {
-			if a.Optional {
-				continue
-			}
-			return nil, fmt.Errorf("task %q: input artifact %q was not given", spec.Task, name)
-		}
-		md, err := metadata(given.Metadata)
+		list, err := inputArtifacts(spec, rt, name)
 		if err != nil {
-			return nil, fmt.Errorf("task %q: input artifact %q: metadata: %w", spec.Task, name, err)
+			return nil, err
 		}
-		in.Artifacts[name] = &pipelinespec.ArtifactList{Artifacts: []*pipelinespec.RuntimeArtifact{{
-			Name: name, Type: artifactType(a), Uri: given.URI, Metadata: md,
-		}}}
+		if list != nil {
+			in.Artifacts[name] = list
+		}
 	}
 	out := &pipelinespec.ExecutorInput_Outputs{
 		Parameters: map[string]*pipelinespec.ExecutorInput_OutputParameter{},
@@ -171,6 +169,33 @@ func ExecutorInput(spec Spec, rt Runtime) (*pipelinespec.ExecutorInput, error) {
 		}}}
 	}
 	return &pipelinespec.ExecutorInput{Inputs: in, Outputs: out}, nil
+}
+
+// inputArtifacts is input artifact name's list in the executor input:
+// the one artifact given, or every item of an artifact list (possibly
+// none: a loop without iterations); nil for an optional input not given.
+func inputArtifacts(spec Spec, rt Runtime, name string) (*pipelinespec.ArtifactList, error) {
+	a := spec.Inputs.Artifacts[name]
+	given := []RuntimeArtifact{rt.Artifacts[name]}
+	_, ok := rt.Artifacts[name]
+	if a.List {
+		given, ok = rt.ArtifactLists[name]
+	}
+	if !ok {
+		if a.Optional {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("task %q: input artifact %q was not given", spec.Task, name)
+	}
+	list := &pipelinespec.ArtifactList{Artifacts: []*pipelinespec.RuntimeArtifact{}}
+	for i, g := range given {
+		md, err := metadata(g.Metadata)
+		if err != nil {
+			return nil, fmt.Errorf("task %q: input artifact %q, item %d: metadata: %w", spec.Task, name, i, err)
+		}
+		list.Artifacts = append(list.Artifacts, &pipelinespec.RuntimeArtifact{Name: name, Type: artifactType(a), Uri: g.URI, Metadata: md})
+	}
+	return list, nil
 }
 
 func artifactType(a Artifact) *pipelinespec.ArtifactTypeSchema {

@@ -283,3 +283,48 @@ func TestAFinalStatusSpeaksKFPsWords(t *testing.T) {
 	_, err := Value(TypeTaskFinalStatus, `"Succeeded"`)
 	assert.Error(t, err, "a final status is an object")
 }
+
+// TestAnArtifactListIsEveryItemInOrder: an input artifact list
+// (dsl.Collected artifacts of a loop) reaches the executor as KFP's
+// driver gives it, inputs.artifacts[name].artifacts one per iteration,
+// with each one's metadata; a loop without iterations gives an empty list.
+func TestAnArtifactListIsEveryItemInOrder(t *testing.T) {
+	spec := addSpec()
+	spec.Inputs.Artifacts["data"] = Artifact{SchemaTitle: "system.Dataset", SchemaVersion: "0.0.1", List: true}
+	rt := addRuntime()
+	rt.Artifacts = nil
+	rt.ArtifactLists = map[string][]RuntimeArtifact{"data": {
+		{URI: "file:///kfp/run-1/double-0/Output", Metadata: json.RawMessage(`{"n":1}`)},
+		{URI: "file:///kfp/run-1/double-1/Output"},
+	}}
+	ei, err := ExecutorInput(spec, rt)
+	require.NoError(t, err)
+	got, err := protojson.Marshal(ei.GetInputs().GetArtifacts()["data"])
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"artifacts": [
+	  {"name": "data", "type": {"schemaTitle": "system.Dataset", "schemaVersion": "0.0.1"}, "uri": "file:///kfp/run-1/double-0/Output", "metadata": {"n": 1}},
+	  {"name": "data", "type": {"schemaTitle": "system.Dataset", "schemaVersion": "0.0.1"}, "uri": "file:///kfp/run-1/double-1/Output", "metadata": {}}]}`, string(got))
+
+	rt.ArtifactLists["data"] = []RuntimeArtifact{}
+	ei, err = ExecutorInput(spec, rt)
+	require.NoError(t, err)
+	assert.Empty(t, ei.GetInputs().GetArtifacts()["data"].GetArtifacts(), "no iterations: an empty list")
+
+	delete(rt.ArtifactLists, "data")
+	_, err = ExecutorInput(spec, rt)
+	assert.ErrorContains(t, err, `input artifact "data" was not given`)
+
+	// A container component takes the whole list (the SDK's
+	// InputListOfArtifactsPlaceholder); a field of it is refused.
+	spec.Command, spec.Args = []string{"join"}, []string{"{{$.inputs.artifacts['data']}}"}
+	rt.ArtifactLists["data"] = []RuntimeArtifact{{URI: "file:///a"}, {URI: "file:///b", Metadata: json.RawMessage(`{"k":"v"}`)}}
+	ei, err = ExecutorInput(spec, rt)
+	require.NoError(t, err)
+	argv, err := Resolve(spec, ei, rt)
+	require.NoError(t, err)
+	assert.JSONEq(t, `[{"name": "data", "type": {"schemaTitle": "system.Dataset", "schemaVersion": "0.0.1"}, "uri": "file:///a", "metadata": {}},
+	  {"name": "data", "type": {"schemaTitle": "system.Dataset", "schemaVersion": "0.0.1"}, "uri": "file:///b", "metadata": {"k": "v"}}]`, argv[1])
+	spec.Args = []string{"{{$.inputs.artifacts['data'].uri}}"}
+	_, err = Resolve(spec, ei, rt)
+	assert.ErrorContains(t, err, "only the whole list has a placeholder")
+}

@@ -223,6 +223,8 @@ func (r resolver) one(p string) (string, error) {
 			return "", fmt.Errorf("placeholder %s: no output parameter %q", p, name)
 		}
 		return o.GetOutputFile(), nil
+	case kind == "artifacts" && side == "inputs" && r.spec.Inputs.Artifacts[name].List:
+		return r.artifactList(p, name, field)
 	case kind == "artifacts":
 		lists := r.ei.GetInputs().GetArtifacts()
 		if side == "outputs" {
@@ -280,4 +282,25 @@ func LocalPath(uri string) (string, error) {
 		return rest, nil
 	}
 	return "", fmt.Errorf("artifact URI %q: only gs://, minio://, s3:// and file:/// URIs have a local path", uri)
+}
+
+// artifactList resolves the placeholder of a whole input artifact list
+// (the SDK's InputListOfArtifactsPlaceholder, {{$.inputs.artifacts['x']}}
+// in a container component): its artifacts as in the executor input, a
+// JSON list of {name, type, uri, metadata}. The SDK allows no field of a
+// list.
+func (r resolver) artifactList(p, name, field string) (string, error) {
+	if field != "" {
+		return "", fmt.Errorf("placeholder %s: input artifact %q is an artifact list: only the whole list has a placeholder", p, name)
+	}
+	items := []json.RawMessage{}
+	for _, a := range r.ei.GetInputs().GetArtifacts()[name].GetArtifacts() {
+		data, err := protojson.Marshal(a)
+		if err != nil {
+			return "", err
+		}
+		items = append(items, data)
+	}
+	data, err := json.Marshal(items) // compacts protojson's unstable spacing
+	return string(data), err
 }
