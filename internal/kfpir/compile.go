@@ -175,14 +175,8 @@ func (c *compiler) compileTasks(p *tektonv1.Pipeline) error {
 	tasks := c.flat
 	// Refuse unsupported features first, so they are reported before any
 	// error they cause in the tasks that consume them.
-	c.importers = map[string]*importer{}
 	for _, name := range sortedKeys(tasks) {
-		imp, err := c.importerOf(name)
-		if err != nil {
-			return err
-		}
-		if imp != nil {
-			c.importers[name] = imp
+		if c.importerExecutor(name) != nil {
 			continue
 		}
 		ref := tasks[name].ComponentRef.Name
@@ -193,6 +187,17 @@ func (c *compiler) compileTasks(p *tektonv1.Pipeline) error {
 	for _, name := range sortedKeys(tasks) {
 		if err := c.declareOutputs(name, tasks[name]); err != nil {
 			return err
+		}
+	}
+	// Importers after the outputs: their values may be tasks' results.
+	c.importers = map[string]*importer{}
+	for _, name := range sortedKeys(tasks) {
+		imp, err := c.importerOf(name)
+		if err != nil {
+			return err
+		}
+		if imp != nil {
+			c.importers[name] = imp
 		}
 	}
 	if err := c.annotateOutputs(p); err != nil {

@@ -332,9 +332,6 @@ func TestCompileRefusesUnsupportedFeatures(t *testing.T) {
 		{name: "task final status type", mutate: func(s *PipelineSpec) {
 			s.Components["comp-generate"].InputDefinitions.Parameters["rows"].ParameterType = "TASK_FINAL_STATUS"
 		}, feature: "task final status", task: "generate"},
-		{name: "importer", mutate: func(s *PipelineSpec) {
-			s.DeploymentSpec.Executors["exec-generate"] = &ExecutorSpec{Importer: raw(`{"artifactUri":{"constant":"gs://x"}}`)}
-		}, feature: "importer", task: "generate"},
 		{name: "resolver", mutate: func(s *PipelineSpec) {
 			s.DeploymentSpec.Executors["exec-generate"] = &ExecutorSpec{Resolver: raw(`{"outputArtifactQueries":{}}`)}
 		}, feature: "resolver", task: "generate"},
@@ -439,23 +436,6 @@ func TestCompileRefusesUnsupportedFeatures(t *testing.T) {
 			if tc.task != "" {
 				assert.Contains(t, err.Error(), `task "`+tc.task+`"`, "the message names the task")
 			}
-		})
-	}
-}
-
-// TestCompileRefusesSDKShapes compiles documents shaped like what the KFP
-// SDK writes for dsl.If, dsl.ExitHandler, dsl.ParallelFor and dsl.importer.
-func TestCompileRefusesSDKShapes(t *testing.T) {
-	cases := []struct{ file, feature, task string }{
-		{"refused/importer.yaml", "importer", "importer"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.file, func(t *testing.T) {
-			_, err := Compile(load(t, tc.file), Options{Name: "x", LauncherImage: launcherImage})
-			var ue *UnsupportedError
-			require.True(t, errors.As(err, &ue), "want an UnsupportedError, got %v", err)
-			assert.Contains(t, ue.Feature, tc.feature)
-			assert.Equal(t, tc.task, ue.Task)
 		})
 	}
 }

@@ -418,8 +418,34 @@ func TestImportersMakeNoPod(t *testing.T) {
 		_, err := Compile(spec, Options{Name: "x", LauncherImage: launcherImage})
 		return err
 	}
-	assert.NoError(t, constant("file:///kfp/artifacts/shared/data.csv"))
-	assert.ErrorContains(t, constant("gs://bucket/data.csv"), "importer of gs://bucket/data.csv")
-	assert.ErrorContains(t, constant("file:///etc/passwd"), "not under the pipeline root")
-	assert.ErrorContains(t, constant("file:///kfp/artifacts/../../etc/passwd"), "not under the pipeline root")
+	for _, uri := range []string{"file:///kfp/artifacts/shared/data.csv", "gs://bucket/data.csv", "file:///etc/passwd", "file:///kfp/artifacts/../../etc/passwd"} {
+		assert.NoError(t, constant(uri), "an importer records any URI; the consumer's launcher checks the store")
+	}
+	assert.ErrorContains(t, constant("$(params.x)"), "$(")
+}
+
+// TestImportersRecordAnyURI: an importer of a store this backend does not
+// read compiles (the consumer's launcher refuses the store by name when it
+// runs), and metadata placeholders of the importer's inputs reach the
+// consumer's launcher as their values, after the tasks producing them.
+func TestImportersRecordAnyURI(t *testing.T) {
+	p := compileValid(t, load(t, "importer.yaml"), Options{Name: "x", LauncherImage: launcherImage})
+	require.Len(t, p.Spec.Tasks, 2, "make-name and read: no pod for the importers")
+	read := p.Spec.Tasks[1]
+	require.Equal(t, "read", read.Name)
+	assert.Equal(t, []string{"make-name"}, read.RunAfter, "after the producer of a metadata value")
+	args := strings.Join(read.TaskSpec.Steps[1].Args, " ")
+	assert.Contains(t, args, "--artifact data=gs://bucket/data.csv --artifact named=$(params.uri) --artifact-metadata named=")
+	assert.Contains(t, args, "--artifact-metadata-param named:metadata=$(tasks.make-name.results.Output) "+
+		"--artifact-metadata-param named:metadata-2=$(params.image) --artifact-metadata-param named:metadata-3=$(params.count)")
+	assert.Contains(t, args, "--pipeline-root file:///kfp/artifacts")
+
+	spec := load(t, "importer.yaml")
+	spec.DeploymentSpec.Executors["exec-importer-2"].Importer = raw(`{"artifactUri":{"runtimeParameter":"uri"},"metadata":{"a":"{{$.pipeline_job_name}}"}}`)
+	_, err := Compile(spec, Options{Name: "x", LauncherImage: launcherImage})
+	assert.ErrorContains(t, err, "importer metadata placeholder")
+	spec = load(t, "importer.yaml")
+	spec.DeploymentSpec.Executors["exec-importer-2"].Importer = raw(`{"artifactUri":{"runtimeParameter":"uri"},"metadata":{"a":"{{$.inputs.parameters['nope']}}"}}`)
+	_, err = Compile(spec, Options{Name: "x", LauncherImage: launcherImage})
+	assert.ErrorContains(t, err, `importer metadata input "nope" is not bound`)
 }

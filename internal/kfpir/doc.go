@@ -75,6 +75,14 @@
 //     Tekton's finally; a dsl.PipelineTaskFinalStatus input is KFP's
 //     PipelineTaskFinalStatus, its state (SUCCEEDED, FAILED, CANCELLED)
 //     from Tekton's status of the group.
+//   - Importers (importer.go): no pod; the URI (any scheme: KFP's importer
+//     does not read the store) and the metadata are recorded, and the
+//     consumers get them (a file:/// URI under the pipeline root as a
+//     path, any other through the launcher, which refuses a store it
+//     cannot read by name, launcher.CheckInputStore). Metadata
+//     placeholders of the importer's inputs are filled by the consumer's
+//     launcher (--artifact-metadata-param), which runs after the tasks
+//     producing them.
 //   - f-string constants ({{$.inputs.parameters['pipelinechannel--x']}} in
 //     a constant) are filled with the input they name.
 //   - root dag.outputs.parameters (valueFromParameter, through groups) →
@@ -178,7 +186,7 @@
 // loop over a run-time list inside another or with a parallelismLimit,
 // data passed between the tasks of a loop over a run-time list, collected
 // outputs of nested loops, artifact lists (dsl.Collected artifacts,
-// List[Artifact]), an exit task that is a pipeline, importers, resolvers,
+// List[Artifact]), an exit task that is a pipeline, resolvers,
 // custom jobs, caching with a cacheKey, retry backoff, accelerator types
 // that are not extended resource names, lifecycle hooks, placeholders in
 // env or resources (resources from pipeline parameters), pipeline input

@@ -157,7 +157,7 @@ func (b *taskBuild) taskParams() error {
 	b.caches = c.opts.Caching && b.t.CachingOptions != nil && b.t.CachingOptions.EnableCache
 	b.launch = needsLauncher(b.exec) || takesFinalStatus(b.in) || collects(b.special) || b.caches || c.takesRuntimeURI(b.inputs)
 	b.launched = launchedTask{name: kfpTaskName(name), tektonName: c.taskNames[name], params: map[string]string{},
-		inURIs: map[string]string{}, inMeta: map[string]string{}, results: c.results[name], items: map[string][]string{}, itemTypes: map[string]string{}}
+		inURIs: map[string]string{}, inMeta: map[string]string{}, inMetaParams: map[string]map[string]string{}, results: c.results[name], items: map[string][]string{}, itemTypes: map[string]string{}}
 	if b.t.loop != nil {
 		b.launched.tektonName = "$(context.taskRun.name)" // one TaskRun per item
 	}
@@ -255,6 +255,10 @@ func (b *taskBuild) inputArtifacts() error {
 			}
 			if imp.metadata != "" {
 				b.launched.inMeta[key] = imp.metadata
+				b.launched.inMetaParams[key] = imp.metaParams
+			}
+			for _, p := range imp.after {
+				b.after[p] = true
 			}
 		case a.TaskOutputArtifact != nil:
 			src := a.TaskOutputArtifact
