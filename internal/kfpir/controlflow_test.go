@@ -2,6 +2,7 @@ package kfpir
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -448,4 +449,41 @@ func TestImportersRecordAnyURI(t *testing.T) {
 	spec.DeploymentSpec.Executors["exec-importer-2"].Importer = raw(`{"artifactUri":{"runtimeParameter":"uri"},"metadata":{"a":"{{$.inputs.parameters['nope']}}"}}`)
 	_, err = Compile(spec, Options{Name: "x", LauncherImage: launcherImage})
 	assert.ErrorContains(t, err, `importer metadata input "nope" is not bound`)
+}
+
+// TestAnExitPipelineOfIndependentTasks: an exit task that is a pipeline
+// (the SDK's pipeline_as_exit_task shape) runs its tasks in Tekton's
+// finally, the group's final status reaching them through the pipeline's
+// TASK_FINAL_STATUS input; tasks of it that depend on each other are
+// refused, since finally tasks run in parallel and take no results of
+// each other.
+func TestAnExitPipelineOfIndependentTasks(t *testing.T) {
+	exitPipeline := func() *PipelineSpec {
+		spec := load(t, "exit_handler.yaml")
+		spec.Components["comp-notify"] = &ComponentSpec{
+			InputDefinitions: &IODefinitions{Parameters: map[string]*ParameterSpec{
+				"status": {ParameterType: "TASK_FINAL_STATUS", IsOptional: true}, "msg": {ParameterType: "STRING"}}},
+			DAG: &DAGSpec{Tasks: map[string]*TaskSpec{
+				"report": {ComponentRef: ComponentRef{Name: "comp-cleanup"}, Inputs: &TaskInputs{Parameters: map[string]*InputParameter{
+					"status": {ComponentInputParameter: "status"}, "user_input": {ComponentInputParameter: "msg"}}}},
+				"echo": {ComponentRef: ComponentRef{Name: "comp-echo"}},
+			}},
+		}
+		cleanup := spec.Root.DAG.Tasks["cleanup"]
+		cleanup.ComponentRef.Name = "comp-notify"
+		cleanup.Inputs.Parameters["msg"] = cleanup.Inputs.Parameters["user_input"]
+		delete(cleanup.Inputs.Parameters, "user_input")
+		return spec
+	}
+	p := compileValid(t, exitPipeline(), Options{Name: "x", LauncherImage: launcherImage})
+	assert.ElementsMatch(t, []string{"after-work", "echo", "report"}, names(p.Spec.Finally))
+	report := byName(p.Spec.Finally)["report"]
+	assert.Empty(t, report.RunAfter)
+	assert.Contains(t, fmt.Sprint(report.Params), "exit-handler-1", "the group's final status")
+
+	spec := exitPipeline()
+	spec.Components["comp-notify"].DAG.Tasks["echo"].DependentTasks = []string{"report"}
+	_, err := Compile(spec, Options{Name: "x", LauncherImage: launcherImage})
+	assert.ErrorContains(t, err, "exit task that is a pipeline whose tasks depend on each other")
+	assert.ErrorContains(t, err, `task "cleanup/echo"`)
 }

@@ -74,7 +74,11 @@
 //     (dsl.ExitHandler's exit task, ignore_upstream_failure) runs in
 //     Tekton's finally; a dsl.PipelineTaskFinalStatus input is KFP's
 //     PipelineTaskFinalStatus, its state (SUCCEEDED, FAILED, CANCELLED)
-//     from Tekton's status of the group.
+//     from Tekton's status of the group. An exit task that is a pipeline
+//     runs its tasks in finally, if they are independent: Tekton's finally
+//     tasks run in parallel, with no runAfter and no results of each other
+//     (TEP-0004), so tasks of it that depend on each other, conditions and
+//     groups in it are refused.
 //   - Importers (importer.go): no pod; the URI (any scheme: KFP's importer
 //     does not read the store) and the metadata are recorded, and the
 //     consumers get them (a file:/// URI under the pipeline root as a
@@ -186,7 +190,7 @@
 // loop over a run-time list inside another or with a parallelismLimit,
 // data passed between the tasks of a loop over a run-time list, collected
 // outputs of nested loops, artifact lists (dsl.Collected artifacts,
-// List[Artifact]), an exit task that is a pipeline, resolvers,
+// List[Artifact]), an exit task that is a pipeline whose tasks depend on each other, resolvers,
 // custom jobs, caching with a cacheKey, retry backoff, accelerator types
 // that are not extended resource names, lifecycle hooks, placeholders in
 // env or resources (resources from pipeline parameters), pipeline input
