@@ -111,6 +111,8 @@ type compiler struct {
 	// pod settings it gives (platform.go).
 	platform     map[string]*kubernetesConfig
 	taskRunSpecs []tektonv1.PipelineTaskRunSpec
+	// resourceParams are the tasks' resources from pipeline parameters.
+	resourceParams []ResourceParam
 	// importers are the importer tasks' artifacts (importer.go).
 	importers map[string]*importer
 }
@@ -223,6 +225,9 @@ func (c *compiler) compileTasks(p *tektonv1.Pipeline) error {
 		return err
 	}
 	if err := c.cachingParam(p); err != nil {
+		return err
+	}
+	if err := c.annotateResourceParams(p); err != nil {
 		return err
 	}
 	return c.annotateTaskRunSpecs(p)

@@ -347,12 +347,17 @@ func TestCompileRefusesUnsupportedFeatures(t *testing.T) {
 		{name: "accelerator", mutate: func(s *PipelineSpec) {
 			s.DeploymentSpec.Executors["exec-train"].Container.Resources.Accelerator = raw(`{"resourceType":"NVIDIA_TESLA_K80","resourceCount":"1"}`)
 		}, feature: "accelerator type NVIDIA_TESLA_K80", task: "train"},
-		{name: "accelerator count from a parameter", mutate: func(s *PipelineSpec) {
+		{name: "accelerator count from a task output", mutate: func(s *PipelineSpec) {
 			s.DeploymentSpec.Executors["exec-train"].Container.Resources.Accelerator = raw(`{"resourceType":"nvidia.com/gpu","resourceCount":"{{$.inputs.parameters['pipelinechannel--n']}}"}`)
-		}, feature: "resource from a pipeline parameter", task: "train"},
-		{name: "resource from a parameter", mutate: func(s *PipelineSpec) {
+			s.Root.DAG.Tasks["train"].Inputs.Parameters["pipelinechannel--n"] = &InputParameter{TaskOutputParameter: &TaskOutputParameter{ProducerTask: "generate", OutputParameterKey: "n"}}
+		}, feature: "resource from a task output", task: "train"},
+		{name: "resource from a task output", mutate: func(s *PipelineSpec) {
 			s.DeploymentSpec.Executors["exec-train"].Container.Resources.ResourceCPULimit = "{{$.inputs.parameters['pipelinechannel--cpu']}}"
-		}, feature: "resource from a pipeline parameter", task: "train"},
+			s.Root.DAG.Tasks["train"].Inputs.Parameters["pipelinechannel--cpu"] = &InputParameter{TaskOutputParameter: &TaskOutputParameter{ProducerTask: "generate", OutputParameterKey: "n"}}
+		}, feature: "resource from a task output", task: "train"},
+		{name: "resource from a placeholder with text", mutate: func(s *PipelineSpec) {
+			s.DeploymentSpec.Executors["exec-train"].Container.Resources.ResourceCPULimit = "{{$.inputs.parameters['pipelinechannel--cpu']}}m"
+		}, feature: "resource from a placeholder that is not an input", task: "train"},
 		{name: "lifecycle", mutate: func(s *PipelineSpec) {
 			s.DeploymentSpec.Executors["exec-train"].Container.Lifecycle = raw(`{"preCacheCheck":{}}`)
 		}, feature: "lifecycle", task: "train"},

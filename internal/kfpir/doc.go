@@ -33,7 +33,10 @@
 //     components), inlined by flatten (flatten.go): each a container
 //     executor (image, command, args, literal env, resources as
 //     requests/limits for cpu and memory, an accelerator as a limit on its
-//     extended resource, e.g. nvidia.com/gpu). Each becomes a PipelineTask
+//     extended resource, e.g. nvidia.com/gpu; a resource given by a
+//     pipeline input is recorded in AnnotationResourceParams and set from
+//     the run's value as the task's stepSpecs when the run is created,
+//     RunResources, resourceparams.go). Each becomes a PipelineTask
 //     with an embedded taskSpec; its step "main" runs the container.
 //     PipelineTask.displayName is the KFP task name; the Tekton name is
 //     that name, or the path of groups when two tasks share it
@@ -192,8 +195,9 @@
 // outputs of nested loops, artifact lists (dsl.Collected artifacts,
 // List[Artifact]), an exit task that is a pipeline whose tasks depend on each other, resolvers,
 // custom jobs, caching with a cacheKey, retry backoff, accelerator types
-// that are not extended resource names, lifecycle hooks, placeholders in
-// env or resources (resources from pipeline parameters), pipeline input
+// that are not extended resource names (KFP uses the type as the
+// resource's name), lifecycle hooks, placeholders in env, resources from
+// a task's output or from a placeholder with text around it, pipeline input
 // and output artifacts, runtime artifacts, dsl.OneOf outputs, task and
 // component platform configuration, a platform spec document
 // (kfp-kubernetes secrets, volumes, …), a PipelineJob runtimeConfig,

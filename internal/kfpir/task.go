@@ -81,12 +81,13 @@ func (c *compiler) newTaskBuild(name string, t *TaskSpec) (*taskBuild, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Resources from parameters are refused before the inputs the SDK
-	// binds for them (which the component does not declare) are checked.
-	resources, err := computeResources(name, exec.Resources)
+	// Resources are mapped before the inputs the SDK binds for them
+	// (which the component does not declare) are checked.
+	resources, fromParams, err := c.computeResources(name, t.Inputs, exec.Resources)
 	if err != nil {
 		return nil, err
 	}
+	c.resourceParams = append(c.resourceParams, fromParams...)
 	b := &taskBuild{c: c, name: name, t: t, comp: comp, exec: exec, resources: resources, in: comp.InputDefinitions, out: comp.OutputDefinitions,
 		inputs: t.Inputs, after: map[string]bool{}, bound: map[string]string{}, special: map[string]*InputParameter{}}
 	if b.in == nil {
@@ -173,8 +174,8 @@ func (b *taskBuild) taskParams() error {
 		if _, ok := b.in.Parameters[key]; ok || b.fstrings[key] {
 			continue
 		}
-		if resourcesUse(b.exec, key) {
-			return unsupported(name, "resource from a pipeline parameter", "input %q sets the container's resources", key)
+		if resourcesUse(b.exec, key) || b.resourceCopy(key) {
+			continue // the SDK's inputs for a resource (computeResources)
 		}
 		if !conditionUses(b.t, key) {
 			return fmt.Errorf("task %q: input parameter %q is not declared by component %q", name, key, b.t.ComponentRef.Name)
@@ -425,6 +426,18 @@ func (c *compiler) takesRuntimeURI(inputs *TaskInputs) bool {
 		}
 	}
 	return false
+}
+
+// resourceCopy says the undeclared input key is the SDK's copy of a
+// resource's input (cpu_limit: '{{$.inputs.parameters['pipelinechannel--cpu_limit']}}'),
+// which the component does not take.
+func (b *taskBuild) resourceCopy(key string) bool {
+	in := b.inputs.Parameters[key]
+	if in == nil || in.RuntimeValue == nil {
+		return false
+	}
+	m := wholeInputRE.FindStringSubmatch(strings.Trim(string(in.RuntimeValue.Constant), `"`))
+	return m != nil && resourcesUse(b.exec, m[1])
 }
 
 func conditionUses(t *TaskSpec, key string) bool {
