@@ -220,6 +220,13 @@ func (c *compiler) compileTasks(p *tektonv1.Pipeline) error {
 			p.Spec.Tasks = append(p.Spec.Tasks, pt)
 		}
 	}
+	for _, key := range sortedKeys(c.flattener.oneOfs) {
+		pt, gates, err := c.oneOfTask(key)
+		if err != nil {
+			return err
+		}
+		p.Spec.Tasks = append(append(p.Spec.Tasks, gates...), pt)
+	}
 	var err error
 	if p.Spec.Results, err = c.pipelineResults(); err != nil {
 		return err

@@ -487,3 +487,36 @@ func TestAnExitPipelineOfIndependentTasks(t *testing.T) {
 	assert.ErrorContains(t, err, "exit task that is a pipeline whose tasks depend on each other")
 	assert.ErrorContains(t, err, `task "cleanup/echo"`)
 }
+
+// TestOneOfOutputs: each branch's producer publishes its value on the
+// artifacts volume; a selector task after every branch, guarded by the
+// group's conditions, gives the one published as its result, which the
+// consumer and the pipeline's output take.
+func TestOneOfOutputs(t *testing.T) {
+	p := compileValid(t, load(t, "oneof.yaml"), Options{Name: "x", LauncherImage: launcherImage})
+	tasks := byName(p.Spec.Tasks)
+	sel, ok := tasks["condition-branches-1-oneof-1"]
+	require.True(t, ok, "the selector task, in %v", names(p.Spec.Tasks))
+	assert.Equal(t, []string{"say", "say-2"}, sel.RunAfter, "after every branch, which runs it whether they ran or were skipped")
+	require.Len(t, sel.When, 1, "guarded by the dsl.If around the group")
+	assert.Equal(t, "$(params.enabled)", sel.When[0].Input)
+	step := sel.TaskSpec.Steps[0]
+	assert.Equal(t, []string{"oneof", "select", "$(results.value.path)",
+		"$(workspaces.artifacts.path)/$(context.pipelineRun.name)/say/oneof/Output",
+		"$(workspaces.artifacts.path)/$(context.pipelineRun.name)/say-2/oneof/Output"}, step.Args)
+	for _, branch := range []string{"say", "say-2"} {
+		steps := tasks[branch].TaskSpec.Steps
+		last := steps[len(steps)-1]
+		assert.Equal(t, PublishStep, last.Name)
+		assert.Equal(t, []string{"oneof", "publish", "$(results.Output.path)",
+			"$(workspaces.artifacts.path)/$(context.pipelineRun.name)/" + branch + "/oneof/Output"}, last.Args)
+	}
+	assert.Equal(t, "$(tasks.condition-branches-1-oneof-1.results.value)", tasks["say-3"].Params[0].Value.StringVal)
+	require.Len(t, p.Spec.Results, 1)
+	assert.Equal(t, "$(tasks.condition-branches-1-oneof-1.results.value)", p.Spec.Results[0].Value.StringVal)
+	for _, name := range []string{"flip", "say-3"} {
+		for _, s := range tasks[name].TaskSpec.Steps {
+			assert.NotEqual(t, PublishStep, s.Name, "%s is no branch", name)
+		}
+	}
+}

@@ -90,6 +90,14 @@
 //     placeholders of the importer's inputs are filled by the consumer's
 //     launcher (--artifact-metadata-param), which runs after the tasks
 //     producing them.
+//   - dsl.OneOf outputs (oneof.go): a task taking a result of a task its
+//     when expressions skipped is skipped too (Tekton), so the branches'
+//     values cannot reach the consumer as results. Each branch's producer
+//     publishes its value on the artifacts volume (a last step, kfp-task
+//     oneof publish) and a selector task, after every branch by runAfter
+//     (run whether they ran or were skipped) and guarded by the group's
+//     conditions, gives the one value published as its result "value"
+//     (kfp-task oneof select), failing if none or several were.
 //   - f-string constants ({{$.inputs.parameters['pipelinechannel--x']}} in
 //     a constant) are filled with the input they name.
 //   - root dag.outputs.parameters (valueFromParameter, through groups) →
@@ -162,9 +170,9 @@
 // helper must create DIR and its parents, writable by any user (a main step
 // may run as another user than the helper), succeed if DIR exists, and exit
 // non-zero with a message on stderr otherwise. It needs no shell and no
-// network. Nothing else runs besides the executor's own container: output
-// parameters are written by the component straight into the Tekton result
-// file.
+// network. Besides the executor's own container only a branch of a
+// dsl.OneOf runs a last step (kfp-task oneof publish): output parameters
+// are written by the component straight into the Tekton result file.
 //
 // # Limits
 //
@@ -198,7 +206,8 @@
 // that are not extended resource names (KFP uses the type as the
 // resource's name), lifecycle hooks, placeholders in env, resources from
 // a task's output or from a placeholder with text around it, pipeline input
-// and output artifacts, runtime artifacts, dsl.OneOf outputs, task and
+// and output artifacts, runtime artifacts, dsl.OneOf artifacts and dsl.OneOf
+// outputs inside a loop over a run-time list, task and
 // component platform configuration, a platform spec document
 // (kfp-kubernetes secrets, volumes, …), a PipelineJob runtimeConfig,
 // non-file:// pipeline roots, and placeholders the launcher cannot

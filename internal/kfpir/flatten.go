@@ -79,12 +79,19 @@ type flattener struct {
 	tasks  map[string]*TaskSpec
 	groups map[string]*ComponentSpec
 	loops  map[string]*loopGroup
+	// groupConds are the conditions guarding each group; oneOfs the
+	// dsl.OneOf outputs by selector key; published the outputs of each
+	// task that a dsl.OneOf takes (oneof.go).
+	groupConds map[string][]*flatCondition
+	oneOfs     map[string]*oneOfOutput
+	published  map[string][]string
 }
 
 // flatten inlines the pipeline's groups; its tasks are the container
 // tasks by flat key.
 func flatten(spec *PipelineSpec) (*flattener, error) {
-	f := &flattener{spec: spec, tasks: map[string]*TaskSpec{}, groups: map[string]*ComponentSpec{}, loops: map[string]*loopGroup{}}
+	f := &flattener{spec: spec, tasks: map[string]*TaskSpec{}, groups: map[string]*ComponentSpec{}, loops: map[string]*loopGroup{},
+		groupConds: map[string][]*flatCondition{}, oneOfs: map[string]*oneOfOutput{}}
 	root := flatScope{comp: spec.Root, params: map[string]*InputParameter{}, artifacts: map[string]*InputArtifact{}}
 	if in := spec.Root.InputDefinitions; in != nil {
 		for name := range in.Parameters {
@@ -95,6 +102,9 @@ func flatten(spec *PipelineSpec) (*flattener, error) {
 		return nil, err
 	}
 	if err := f.resolveAll(); err != nil {
+		return nil, err
+	}
+	if err := f.rootOneOfs(); err != nil {
 		return nil, err
 	}
 	for _, key := range sortedKeys(f.tasks) {
@@ -230,6 +240,7 @@ func (f *flattener) task(s flatScope, name string) error {
 		return unsupported(key, "component platform configuration", "component %s", t.ComponentRef.Name)
 	}
 	f.groups[key] = comp
+	f.groupConds[key] = conds
 	inner := flatScope{
 		path: key + "/", comp: comp, params: withDefaults(comp, params), artifacts: artifacts,
 		after: after, conds: conds, loop: s.loop, depth: s.depth + 1, final: final,

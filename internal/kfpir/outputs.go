@@ -125,6 +125,11 @@ func (c *compiler) pipelineResults() ([]tektonv1.PipelineResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("pipeline output %q: %w", key, err)
 		}
+		if in.oneOf != nil {
+			results = append(results, tektonv1.PipelineResult{Name: names[key], Type: tektonv1.ResultsTypeString,
+				Value: *tektonv1.NewStructuredValues("$(tasks." + c.taskNames[in.oneOf.key] + ".results." + OneOfResult + ")")})
+			continue
+		}
 		src := in.TaskOutputParameter
 		if src == nil {
 			return nil, unsupported("", "pipeline output collected from a loop", "output %q", key)

@@ -40,7 +40,7 @@ func (c *compiler) containerTask(name string, t *TaskSpec) (tektonv1.PipelineTas
 	if err != nil {
 		return tektonv1.PipelineTask{}, err
 	}
-	for _, phase := range []func() error{b.bindParams, b.taskParams, b.outputs, b.inputArtifacts, b.mainStep} {
+	for _, phase := range []func() error{b.bindParams, b.taskParams, b.outputs, b.inputArtifacts, b.mainStep, b.publish} {
 		if err := phase(); err != nil {
 			return b.pt, err
 		}
