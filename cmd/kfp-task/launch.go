@@ -5,9 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -55,6 +57,8 @@ func launch(args []string) error {
 	fs.Var(params, "param", "NAME=TEXT: an input parameter's value; repeatable (absent: not given)")
 	fs.Var(artifacts, "artifact", "NAME=URI: an input artifact; repeatable")
 	fs.Var(artifactMeta, "artifact-metadata", "NAME=JSON: an input artifact's metadata; repeatable")
+	metaParams := namedFlags{}
+	fs.Var(metaParams, "artifact-metadata-param", "ARTIFACT:PARAM=TEXT: fills {{$.inputs.parameters['PARAM']}} in ARTIFACT's metadata (an importer's); repeatable")
 	fs.Var(results, "result", "NAME=PATH: where output parameter NAME's text goes (a Tekton result); repeatable")
 	fs.Var(artifactResults, "artifact-result", "NAME=PATH: where output artifact NAME's {uri, metadata} goes; repeatable")
 	itemTypes, restType := namedFlags{}, namedFlags{}
@@ -120,6 +124,9 @@ func launch(args []string) error {
 		if _, ok := artifacts[name]; !ok {
 			return fmt.Errorf("launch: --artifact-metadata %s for no --artifact", name)
 		}
+	}
+	if err := inputArtifacts(rt, metaParams); err != nil {
+		return fmt.Errorf("launch: task %q: %w", spec.Task, err)
 	}
 
 	ei, err := launcher.ExecutorInput(spec, rt)
@@ -220,6 +227,33 @@ func writeResults(spec launcher.Spec, res launcher.Results, results, artifactRes
 		if err := os.WriteFile(file, data, 0o644); err != nil {
 			return fmt.Errorf("launch: task %q: output artifact %q: %w", spec.Task, name, err)
 		}
+	}
+	return nil
+}
+
+// inputArtifacts checks the input artifacts are in a store the launcher
+// reads, before anything resolves their paths, and fills an importer's
+// metadata with the values of its inputs.
+func inputArtifacts(rt launcher.Runtime, metaParams namedFlags) error {
+	values, err := launcher.MetadataParams(metaParams)
+	if err != nil {
+		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(rt.Artifacts)) {
+		a := rt.Artifacts[name]
+		if err := launcher.CheckInputStore(a.URI, rt.PipelineRoot); err != nil {
+			return err
+		}
+		if len(a.Metadata) == 0 {
+			if values[name] != nil {
+				return fmt.Errorf("--artifact-metadata-param for %s, which has no --artifact-metadata", name)
+			}
+			continue
+		}
+		if a.Metadata, err = launcher.ImporterMetadata(a.Metadata, values[name]); err != nil {
+			return fmt.Errorf("input artifact %q: %w", name, err)
+		}
+		rt.Artifacts[name] = a
 	}
 	return nil
 }

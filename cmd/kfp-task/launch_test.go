@@ -102,7 +102,7 @@ func TestLaunchRunsAComponentUnderTheExecutorProtocol(t *testing.T) {
 			"--artifact", "data=file://" + filepath.Join(dir, "data.csv"), "--artifact-metadata", `data={"rows": 3}`,
 			"--output-uri", "file://" + filepath.Join(dir, "run-1", "add"), "--output-dir", filepath.Join(dir, "outputs"),
 			"--result", "Output=" + filepath.Join(dir, "result-Output"), "--artifact-result", "model=" + filepath.Join(dir, "result-model"),
-			"--job-name", "run-1"}
+			"--job-name", "run-1", "--pipeline-root", "file://" + dir}
 	}
 
 	require.NoError(t, launch(args("add")))
@@ -126,7 +126,17 @@ func TestLaunchRunsAComponentUnderTheExecutorProtocol(t *testing.T) {
 	s3 := args("add")
 	s3[5] = "data=s3://bucket/data.csv"
 	err = launch(s3)
-	assert.ErrorContains(t, err, `input artifact "data" at s3://bucket/data.csv: only file:/// artifacts are supported by the launcher yet`)
+	assert.ErrorContains(t, err, `task "add": input artifact s3://bucket/data.csv: the s3:// store is not supported; the supported stores are`)
+	gs := args("add")
+	gs[5] = "data=gs://ml-pipeline-playground/shakespeare1.txt"
+	assert.ErrorContains(t, launch(gs), "the gs:// store is not supported", "refused before the component runs")
+	outside := args("add")
+	outside[5] = "data=file:///etc/passwd"
+	assert.ErrorContains(t, launch(outside), "is not under the pipeline root")
+	meta := args("add")
+	meta[7] = `data={"name": "{{$.inputs.parameters['metadata']}}"}`
+	assert.ErrorContains(t, launch(meta), `input parameter "metadata" has no value`)
+	require.NoError(t, launch(append(meta, "--artifact-metadata-param", "data:metadata=m")), "an importer's metadata filled from its inputs")
 	missing := args("add")[:2]
 	err = launch(append(missing, "--output-dir", dir))
 	assert.ErrorContains(t, err, `input parameter "a" has no value and no default`)
@@ -174,7 +184,7 @@ func TestASecondExecutionIsCached(t *testing.T) {
 	run := func(name, a, caching string) (sum, model, cached string) {
 		out := filepath.Join(dir, name)
 		require.NoError(t, launch([]string{"--spec", string(spec), "--param", "a=" + a,
-			"--artifact", "data=file://" + filepath.Join(dir, "data.csv"),
+			"--artifact", "data=file://" + filepath.Join(dir, "data.csv"), "--pipeline-root", "file://" + dir,
 			"--output-uri", "file://" + filepath.Join(out, "add"), "--output-dir", filepath.Join(out, "outputs"),
 			"--result", "Output=" + filepath.Join(out, "result-Output"), "--artifact-result", "model=" + filepath.Join(out, "result-model"),
 			"--job-name", name, "--cache-dir", cacheDir, "--caching", caching, "--image", "img:1",
@@ -209,7 +219,7 @@ func TestASecondExecutionIsCached(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, entries, 3, "runs 1, 3 and 4 stored; the switched-off run stored nothing")
 
-	err = launch([]string{"--spec", string(spec), "--param", "a=1", "--artifact", "data=file://" + filepath.Join(dir, "data.csv"),
+	err = launch([]string{"--spec", string(spec), "--param", "a=1", "--artifact", "data=file://" + filepath.Join(dir, "data.csv"), "--pipeline-root", "file://" + dir,
 		"--output-uri", "file://" + filepath.Join(dir, "x"), "--output-dir", filepath.Join(dir, "x-out"), "--cache-dir", cacheDir, "--caching", "yes"})
 	assert.ErrorContains(t, err, "want true or false")
 }

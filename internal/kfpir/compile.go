@@ -97,8 +97,8 @@ func unsupported(task, feature, detail string, args ...any) error {
 type compiler struct {
 	spec      *PipelineSpec
 	opts      Options
-	rootPath  string // absolute path of the pipeline root, the workspace mount path
-	rootURI   string // the pipeline root without a trailing slash
+	rootPath  string              // absolute path of the pipeline root, the workspace mount path
+	rootURI   string              // the pipeline root without a trailing slash
 	store     *objectstore.Object // the root, when it is in an object store
 	taskNames map[string]string
 	params    map[string]string // root input parameter → Pipeline param
@@ -118,6 +118,8 @@ type compiler struct {
 	// pod settings it gives (platform.go).
 	platform     map[string]*kubernetesConfig
 	taskRunSpecs []tektonv1.PipelineTaskRunSpec
+	// resourceParams are the tasks' resources from pipeline parameters.
+	resourceParams []ResourceParam
 	// importers are the importer tasks' artifacts (importer.go).
 	importers map[string]*importer
 	// reported are the output artifacts taken in artifact lists, by
@@ -187,14 +189,8 @@ func (c *compiler) compileTasks(p *tektonv1.Pipeline) error {
 	tasks := c.flat
 	// Refuse unsupported features first, so they are reported before any
 	// error they cause in the tasks that consume them.
-	c.importers = map[string]*importer{}
 	for _, name := range sortedKeys(tasks) {
-		imp, err := c.importerOf(name)
-		if err != nil {
-			return err
-		}
-		if imp != nil {
-			c.importers[name] = imp
+		if c.importerExecutor(name) != nil {
 			continue
 		}
 		ref := tasks[name].ComponentRef.Name
@@ -205,6 +201,17 @@ func (c *compiler) compileTasks(p *tektonv1.Pipeline) error {
 	for _, name := range sortedKeys(tasks) {
 		if err := c.declareOutputs(name, tasks[name]); err != nil {
 			return err
+		}
+	}
+	// Importers after the outputs: their values may be tasks' results.
+	c.importers = map[string]*importer{}
+	for _, name := range sortedKeys(tasks) {
+		imp, err := c.importerOf(name)
+		if err != nil {
+			return err
+		}
+		if imp != nil {
+			c.importers[name] = imp
 		}
 	}
 	if err := c.annotateOutputs(p); err != nil {
@@ -225,11 +232,21 @@ func (c *compiler) compileTasks(p *tektonv1.Pipeline) error {
 			p.Spec.Tasks = append(p.Spec.Tasks, pt)
 		}
 	}
+	for _, key := range sortedKeys(c.flattener.oneOfs) {
+		pt, gates, err := c.oneOfTask(key)
+		if err != nil {
+			return err
+		}
+		p.Spec.Tasks = append(append(p.Spec.Tasks, gates...), pt)
+	}
 	var err error
 	if p.Spec.Results, err = c.pipelineResults(); err != nil {
 		return err
 	}
 	if err := c.cachingParam(p); err != nil {
+		return err
+	}
+	if err := c.annotateResourceParams(p); err != nil {
 		return err
 	}
 	return c.annotateTaskRunSpecs(p)

@@ -332,9 +332,6 @@ func TestCompileRefusesUnsupportedFeatures(t *testing.T) {
 		{name: "task final status type", mutate: func(s *PipelineSpec) {
 			s.Components["comp-generate"].InputDefinitions.Parameters["rows"].ParameterType = "TASK_FINAL_STATUS"
 		}, feature: "task final status", task: "generate"},
-		{name: "importer", mutate: func(s *PipelineSpec) {
-			s.DeploymentSpec.Executors["exec-generate"] = &ExecutorSpec{Importer: raw(`{"artifactUri":{"constant":"gs://x"}}`)}
-		}, feature: "importer", task: "generate"},
 		{name: "resolver", mutate: func(s *PipelineSpec) {
 			s.DeploymentSpec.Executors["exec-generate"] = &ExecutorSpec{Resolver: raw(`{"outputArtifactQueries":{}}`)}
 		}, feature: "resolver", task: "generate"},
@@ -350,12 +347,17 @@ func TestCompileRefusesUnsupportedFeatures(t *testing.T) {
 		{name: "accelerator", mutate: func(s *PipelineSpec) {
 			s.DeploymentSpec.Executors["exec-train"].Container.Resources.Accelerator = raw(`{"resourceType":"NVIDIA_TESLA_K80","resourceCount":"1"}`)
 		}, feature: "accelerator type NVIDIA_TESLA_K80", task: "train"},
-		{name: "accelerator count from a parameter", mutate: func(s *PipelineSpec) {
+		{name: "accelerator count from a task output", mutate: func(s *PipelineSpec) {
 			s.DeploymentSpec.Executors["exec-train"].Container.Resources.Accelerator = raw(`{"resourceType":"nvidia.com/gpu","resourceCount":"{{$.inputs.parameters['pipelinechannel--n']}}"}`)
-		}, feature: "resource from a pipeline parameter", task: "train"},
-		{name: "resource from a parameter", mutate: func(s *PipelineSpec) {
+			s.Root.DAG.Tasks["train"].Inputs.Parameters["pipelinechannel--n"] = &InputParameter{TaskOutputParameter: &TaskOutputParameter{ProducerTask: "generate", OutputParameterKey: "n"}}
+		}, feature: "resource from a task output", task: "train"},
+		{name: "resource from a task output", mutate: func(s *PipelineSpec) {
 			s.DeploymentSpec.Executors["exec-train"].Container.Resources.ResourceCPULimit = "{{$.inputs.parameters['pipelinechannel--cpu']}}"
-		}, feature: "resource from a pipeline parameter", task: "train"},
+			s.Root.DAG.Tasks["train"].Inputs.Parameters["pipelinechannel--cpu"] = &InputParameter{TaskOutputParameter: &TaskOutputParameter{ProducerTask: "generate", OutputParameterKey: "n"}}
+		}, feature: "resource from a task output", task: "train"},
+		{name: "resource from a placeholder with text", mutate: func(s *PipelineSpec) {
+			s.DeploymentSpec.Executors["exec-train"].Container.Resources.ResourceCPULimit = "{{$.inputs.parameters['pipelinechannel--cpu']}}m"
+		}, feature: "resource from a placeholder that is not an input", task: "train"},
 		{name: "lifecycle", mutate: func(s *PipelineSpec) {
 			s.DeploymentSpec.Executors["exec-train"].Container.Lifecycle = raw(`{"preCacheCheck":{}}`)
 		}, feature: "lifecycle", task: "train"},
@@ -439,23 +441,6 @@ func TestCompileRefusesUnsupportedFeatures(t *testing.T) {
 			if tc.task != "" {
 				assert.Contains(t, err.Error(), `task "`+tc.task+`"`, "the message names the task")
 			}
-		})
-	}
-}
-
-// TestCompileRefusesSDKShapes compiles documents shaped like what the KFP
-// SDK writes for dsl.If, dsl.ExitHandler, dsl.ParallelFor and dsl.importer.
-func TestCompileRefusesSDKShapes(t *testing.T) {
-	cases := []struct{ file, feature, task string }{
-		{"refused/importer.yaml", "importer", "importer"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.file, func(t *testing.T) {
-			_, err := Compile(load(t, tc.file), Options{Name: "x", LauncherImage: launcherImage})
-			var ue *UnsupportedError
-			require.True(t, errors.As(err, &ue), "want an UnsupportedError, got %v", err)
-			assert.Contains(t, ue.Feature, tc.feature)
-			assert.Equal(t, tc.task, ue.Task)
 		})
 	}
 }

@@ -98,6 +98,14 @@ func (c *compiler) tektonTaskKeys() []string {
 			}
 		}
 	}
+	for key, o := range c.flattener.oneOfs {
+		set[key] = true
+		for _, cond := range o.conds {
+			if needsGate(cond) {
+				set[c.gateKey(cond)] = true
+			}
+		}
+	}
 	return sortedKeys(set)
 }
 

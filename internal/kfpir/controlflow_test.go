@@ -2,6 +2,7 @@ package kfpir
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -418,8 +419,104 @@ func TestImportersMakeNoPod(t *testing.T) {
 		_, err := Compile(spec, Options{Name: "x", LauncherImage: launcherImage})
 		return err
 	}
-	assert.NoError(t, constant("file:///kfp/artifacts/shared/data.csv"))
-	assert.ErrorContains(t, constant("gs://bucket/data.csv"), "importer of gs://bucket/data.csv")
-	assert.ErrorContains(t, constant("file:///etc/passwd"), "not under the pipeline root")
-	assert.ErrorContains(t, constant("file:///kfp/artifacts/../../etc/passwd"), "not under the pipeline root")
+	for _, uri := range []string{"file:///kfp/artifacts/shared/data.csv", "gs://bucket/data.csv", "file:///etc/passwd", "file:///kfp/artifacts/../../etc/passwd"} {
+		assert.NoError(t, constant(uri), "an importer records any URI; the consumer's launcher checks the store")
+	}
+	assert.ErrorContains(t, constant("$(params.x)"), "$(")
+}
+
+// TestImportersRecordAnyURI: an importer of a store this backend does not
+// read compiles (the consumer's launcher refuses the store by name when it
+// runs), and metadata placeholders of the importer's inputs reach the
+// consumer's launcher as their values, after the tasks producing them.
+func TestImportersRecordAnyURI(t *testing.T) {
+	p := compileValid(t, load(t, "importer.yaml"), Options{Name: "x", LauncherImage: launcherImage})
+	require.Len(t, p.Spec.Tasks, 2, "make-name and read: no pod for the importers")
+	read := p.Spec.Tasks[1]
+	require.Equal(t, "read", read.Name)
+	assert.Equal(t, []string{"make-name"}, read.RunAfter, "after the producer of a metadata value")
+	args := strings.Join(read.TaskSpec.Steps[1].Args, " ")
+	assert.Contains(t, args, "--artifact data=gs://bucket/data.csv --artifact named=$(params.uri) --artifact-metadata named=")
+	assert.Contains(t, args, "--artifact-metadata-param named:metadata=$(tasks.make-name.results.Output) "+
+		"--artifact-metadata-param named:metadata-2=$(params.image) --artifact-metadata-param named:metadata-3=$(params.count)")
+	assert.Contains(t, args, "--pipeline-root file:///kfp/artifacts")
+
+	spec := load(t, "importer.yaml")
+	spec.DeploymentSpec.Executors["exec-importer-2"].Importer = raw(`{"artifactUri":{"runtimeParameter":"uri"},"metadata":{"a":"{{$.pipeline_job_name}}"}}`)
+	_, err := Compile(spec, Options{Name: "x", LauncherImage: launcherImage})
+	assert.ErrorContains(t, err, "importer metadata placeholder")
+	spec = load(t, "importer.yaml")
+	spec.DeploymentSpec.Executors["exec-importer-2"].Importer = raw(`{"artifactUri":{"runtimeParameter":"uri"},"metadata":{"a":"{{$.inputs.parameters['nope']}}"}}`)
+	_, err = Compile(spec, Options{Name: "x", LauncherImage: launcherImage})
+	assert.ErrorContains(t, err, `importer metadata input "nope" is not bound`)
+}
+
+// TestAnExitPipelineOfIndependentTasks: an exit task that is a pipeline
+// (the SDK's pipeline_as_exit_task shape) runs its tasks in Tekton's
+// finally, the group's final status reaching them through the pipeline's
+// TASK_FINAL_STATUS input; tasks of it that depend on each other are
+// refused, since finally tasks run in parallel and take no results of
+// each other.
+func TestAnExitPipelineOfIndependentTasks(t *testing.T) {
+	exitPipeline := func() *PipelineSpec {
+		spec := load(t, "exit_handler.yaml")
+		spec.Components["comp-notify"] = &ComponentSpec{
+			InputDefinitions: &IODefinitions{Parameters: map[string]*ParameterSpec{
+				"status": {ParameterType: "TASK_FINAL_STATUS", IsOptional: true}, "msg": {ParameterType: "STRING"}}},
+			DAG: &DAGSpec{Tasks: map[string]*TaskSpec{
+				"report": {ComponentRef: ComponentRef{Name: "comp-cleanup"}, Inputs: &TaskInputs{Parameters: map[string]*InputParameter{
+					"status": {ComponentInputParameter: "status"}, "user_input": {ComponentInputParameter: "msg"}}}},
+				"echo": {ComponentRef: ComponentRef{Name: "comp-echo"}},
+			}},
+		}
+		cleanup := spec.Root.DAG.Tasks["cleanup"]
+		cleanup.ComponentRef.Name = "comp-notify"
+		cleanup.Inputs.Parameters["msg"] = cleanup.Inputs.Parameters["user_input"]
+		delete(cleanup.Inputs.Parameters, "user_input")
+		return spec
+	}
+	p := compileValid(t, exitPipeline(), Options{Name: "x", LauncherImage: launcherImage})
+	assert.ElementsMatch(t, []string{"after-work", "echo", "report"}, names(p.Spec.Finally))
+	report := byName(p.Spec.Finally)["report"]
+	assert.Empty(t, report.RunAfter)
+	assert.Contains(t, fmt.Sprint(report.Params), "exit-handler-1", "the group's final status")
+
+	spec := exitPipeline()
+	spec.Components["comp-notify"].DAG.Tasks["echo"].DependentTasks = []string{"report"}
+	_, err := Compile(spec, Options{Name: "x", LauncherImage: launcherImage})
+	assert.ErrorContains(t, err, "exit task that is a pipeline whose tasks depend on each other")
+	assert.ErrorContains(t, err, `task "cleanup/echo"`)
+}
+
+// TestOneOfOutputs: each branch's producer publishes its value on the
+// artifacts volume; a selector task after every branch, guarded by the
+// group's conditions, gives the one published as its result, which the
+// consumer and the pipeline's output take.
+func TestOneOfOutputs(t *testing.T) {
+	p := compileValid(t, load(t, "oneof.yaml"), Options{Name: "x", LauncherImage: launcherImage})
+	tasks := byName(p.Spec.Tasks)
+	sel, ok := tasks["condition-branches-1-oneof-1"]
+	require.True(t, ok, "the selector task, in %v", names(p.Spec.Tasks))
+	assert.Equal(t, []string{"say", "say-2"}, sel.RunAfter, "after every branch, which runs it whether they ran or were skipped")
+	require.Len(t, sel.When, 1, "guarded by the dsl.If around the group")
+	assert.Equal(t, "$(params.enabled)", sel.When[0].Input)
+	step := sel.TaskSpec.Steps[0]
+	assert.Equal(t, []string{"oneof", "select", "$(results.value.path)",
+		"$(workspaces.artifacts.path)/$(context.pipelineRun.name)/say/oneof/Output",
+		"$(workspaces.artifacts.path)/$(context.pipelineRun.name)/say-2/oneof/Output"}, step.Args)
+	for _, branch := range []string{"say", "say-2"} {
+		steps := tasks[branch].TaskSpec.Steps
+		last := steps[len(steps)-1]
+		assert.Equal(t, PublishStep, last.Name)
+		assert.Equal(t, []string{"oneof", "publish", "$(results.Output.path)",
+			"$(workspaces.artifacts.path)/$(context.pipelineRun.name)/" + branch + "/oneof/Output"}, last.Args)
+	}
+	assert.Equal(t, "$(tasks.condition-branches-1-oneof-1.results.value)", tasks["say-3"].Params[0].Value.StringVal)
+	require.Len(t, p.Spec.Results, 1)
+	assert.Equal(t, "$(tasks.condition-branches-1-oneof-1.results.value)", p.Spec.Results[0].Value.StringVal)
+	for _, name := range []string{"flip", "say-3"} {
+		for _, s := range tasks[name].TaskSpec.Steps {
+			assert.NotEqual(t, PublishStep, s.Name, "%s is no branch", name)
+		}
+	}
 }

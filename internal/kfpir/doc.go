@@ -33,7 +33,10 @@
 //     components), inlined by flatten (flatten.go): each a container
 //     executor (image, command, args, literal env, resources as
 //     requests/limits for cpu and memory, an accelerator as a limit on its
-//     extended resource, e.g. nvidia.com/gpu). Each becomes a PipelineTask
+//     extended resource, e.g. nvidia.com/gpu; a resource given by a
+//     pipeline input is recorded in AnnotationResourceParams and set from
+//     the run's value as the task's stepSpecs when the run is created,
+//     RunResources, resourceparams.go). Each becomes a PipelineTask
 //     with an embedded taskSpec; its step "main" runs the container.
 //     PipelineTask.displayName is the KFP task name; the Tekton name is
 //     that name, or the path of groups when two tasks share it
@@ -84,7 +87,27 @@
 //     (dsl.ExitHandler's exit task, ignore_upstream_failure) runs in
 //     Tekton's finally; a dsl.PipelineTaskFinalStatus input is KFP's
 //     PipelineTaskFinalStatus, its state (SUCCEEDED, FAILED, CANCELLED)
-//     from Tekton's status of the group.
+//     from Tekton's status of the group. An exit task that is a pipeline
+//     runs its tasks in finally, if they are independent: Tekton's finally
+//     tasks run in parallel, with no runAfter and no results of each other
+//     (TEP-0004), so tasks of it that depend on each other, conditions and
+//     groups in it are refused.
+//   - Importers (importer.go): no pod; the URI (any scheme: KFP's importer
+//     does not read the store) and the metadata are recorded, and the
+//     consumers get them (a file:/// URI under the pipeline root as a
+//     path, any other through the launcher, which refuses a store it
+//     cannot read by name, launcher.CheckInputStore). Metadata
+//     placeholders of the importer's inputs are filled by the consumer's
+//     launcher (--artifact-metadata-param), which runs after the tasks
+//     producing them.
+//   - dsl.OneOf outputs (oneof.go): a task taking a result of a task its
+//     when expressions skipped is skipped too (Tekton), so the branches'
+//     values cannot reach the consumer as results. Each branch's producer
+//     publishes its value on the artifacts volume (a last step, kfp-task
+//     oneof publish) and a selector task, after every branch by runAfter
+//     (run whether they ran or were skipped) and guarded by the group's
+//     conditions, gives the one value published as its result "value"
+//     (kfp-task oneof select), failing if none or several were.
 //   - f-string constants ({{$.inputs.parameters['pipelinechannel--x']}} in
 //     a constant) are filled with the input they name.
 //   - root dag.outputs.parameters (valueFromParameter, through groups) →
@@ -159,9 +182,9 @@
 // helper must create DIR and its parents, writable by any user (a main step
 // may run as another user than the helper), succeed if DIR exists, and exit
 // non-zero with a message on stderr otherwise. It needs no shell and no
-// network. Nothing else runs besides the executor's own container: output
-// parameters are written by the component straight into the Tekton result
-// file.
+// network. Besides the executor's own container only a branch of a
+// dsl.OneOf runs a last step (kfp-task oneof publish): output parameters
+// are written by the component straight into the Tekton result file.
 //
 // # Limits
 //
@@ -193,11 +216,14 @@
 // outputs of a loop over a run-time list nested in another loop, output
 // artifact lists (List[Artifact] outputs), pipeline output artifacts
 // collected from a loop over a run-time list, pipeline outputs of strings
-// collected from nested loops, an exit task that is a pipeline, importers, resolvers,
+// collected from nested loops, an exit task that is a pipeline whose tasks
+// depend on each other, resolvers,
 // custom jobs, caching with a cacheKey, retry backoff, accelerator types
-// that are not extended resource names, lifecycle hooks, placeholders in
-// env or resources (resources from pipeline parameters), pipeline input
-// and output artifacts, runtime artifacts, dsl.OneOf outputs, task and
+// that are not extended resource names (KFP uses the type as the
+// resource's name), lifecycle hooks, placeholders in env, resources from
+// a task's output or from a placeholder with text around it, pipeline input
+// and output artifacts, runtime artifacts, dsl.OneOf artifacts and dsl.OneOf
+// outputs inside a loop over a run-time list, task and
 // component platform configuration, a platform spec document
 // (kfp-kubernetes secrets, volumes, …), a PipelineJob runtimeConfig,
 // non-file:// pipeline roots, and placeholders the launcher cannot

@@ -69,6 +69,9 @@ type flatScope struct {
 	conds     []*flatCondition
 	loop      *flatLoop
 	depth     int
+	// final: the scope is an exit task that is a pipeline, whose tasks
+	// all run in Tekton's finally.
+	final bool
 }
 
 type flattener struct {
@@ -76,12 +79,19 @@ type flattener struct {
 	tasks  map[string]*TaskSpec
 	groups map[string]*ComponentSpec
 	loops  map[string]*loopGroup
+	// groupConds are the conditions guarding each group; oneOfs the
+	// dsl.OneOf outputs by selector key; published the outputs of each
+	// task that a dsl.OneOf takes (oneof.go).
+	groupConds map[string][]*flatCondition
+	oneOfs     map[string]*oneOfOutput
+	published  map[string][]string
 }
 
 // flatten inlines the pipeline's groups; its tasks are the container
 // tasks by flat key.
 func flatten(spec *PipelineSpec) (*flattener, error) {
-	f := &flattener{spec: spec, tasks: map[string]*TaskSpec{}, groups: map[string]*ComponentSpec{}, loops: map[string]*loopGroup{}}
+	f := &flattener{spec: spec, tasks: map[string]*TaskSpec{}, groups: map[string]*ComponentSpec{}, loops: map[string]*loopGroup{},
+		groupConds: map[string][]*flatCondition{}, oneOfs: map[string]*oneOfOutput{}}
 	root := flatScope{comp: spec.Root, params: map[string]*InputParameter{}, artifacts: map[string]*InputArtifact{}}
 	if in := spec.Root.InputDefinitions; in != nil {
 		for name := range in.Parameters {
@@ -92,6 +102,9 @@ func flatten(spec *PipelineSpec) (*flattener, error) {
 		return nil, err
 	}
 	if err := f.resolveAll(); err != nil {
+		return nil, err
+	}
+	if err := f.rootOneOfs(); err != nil {
 		return nil, err
 	}
 	for _, key := range sortedKeys(f.tasks) {
@@ -109,6 +122,42 @@ func flatten(spec *PipelineSpec) (*flattener, error) {
 		}
 	}
 	return f, nil
+}
+
+// refuseInExitPipeline refuses, in an exit task that is a pipeline, what
+// Tekton's finally cannot run: its tasks all become finally tasks, which
+// run in parallel once the others are done, take no runAfter and no
+// results of other finally tasks (Tekton's validation, TEP-0004). So the
+// pipeline's tasks must be independent: no dependencies, no data between
+// them, no conditions or groups (a condition task would be one more
+// finally task whose result they take).
+func refuseInExitPipeline(s flatScope, key string, t *TaskSpec, comp *ComponentSpec) error {
+	if !s.final {
+		return nil
+	}
+	const feature = "exit task that is a pipeline whose tasks depend on each other"
+	why := "Tekton's finally tasks run in parallel and take no results of each other"
+	switch {
+	case len(t.DependentTasks) > 0:
+		return unsupported(key, feature, "it runs after %s; %s", strings.Join(t.DependentTasks, ", "), why)
+	case t.TriggerPolicy != nil && t.TriggerPolicy.Condition != "":
+		return unsupported(key, feature, "a condition; %s", why)
+	case comp.DAG != nil:
+		return unsupported(key, feature, "a group (component %s); %s", t.ComponentRef.Name, why)
+	}
+	if t.Inputs != nil {
+		for k, p := range t.Inputs.Parameters {
+			if p.TaskOutputParameter != nil {
+				return unsupported(key, feature, "input parameter %q from %q; %s", k, p.TaskOutputParameter.ProducerTask, why)
+			}
+		}
+		for k, a := range t.Inputs.Artifacts {
+			if a.TaskOutputArtifact != nil {
+				return unsupported(key, feature, "input artifact %q from %q; %s", k, a.TaskOutputArtifact.ProducerTask, why)
+			}
+		}
+	}
+	return nil
 }
 
 // leaves are the container tasks at key or inside the group at key.
@@ -162,7 +211,10 @@ func (f *flattener) task(s flatScope, name string) error {
 		}
 		after = append(after, s.path+dep)
 	}
-	final := t.TriggerPolicy != nil && t.TriggerPolicy.Strategy == "ALL_UPSTREAM_TASKS_COMPLETED"
+	final := s.final || (t.TriggerPolicy != nil && t.TriggerPolicy.Strategy == "ALL_UPSTREAM_TASKS_COMPLETED")
+	if err := refuseInExitPipeline(s, key, t, comp); err != nil {
+		return err
+	}
 	if len(t.ArtifactIter) > 0 {
 		return unsupported(key, "loop (dsl.ParallelFor over artifacts)", "artifactIterator")
 	}
@@ -181,16 +233,17 @@ func (f *flattener) task(s flatScope, name string) error {
 		f.tasks[key] = &leaf
 		return nil
 	}
-	if final {
-		return unsupported(key, "exit task that is a pipeline", "component %s is a DAG", t.ComponentRef.Name)
+	if final && isLoop {
+		return unsupported(key, "exit task that is a loop", "component %s", t.ComponentRef.Name)
 	}
 	if len(comp.SinglePlatformSpecs) > 0 || len(comp.TaskConfigPassthroughs) > 0 {
 		return unsupported(key, "component platform configuration", "component %s", t.ComponentRef.Name)
 	}
 	f.groups[key] = comp
+	f.groupConds[key] = conds
 	inner := flatScope{
 		path: key + "/", comp: comp, params: withDefaults(comp, params), artifacts: artifacts,
-		after: after, conds: conds, loop: s.loop, depth: s.depth + 1,
+		after: after, conds: conds, loop: s.loop, depth: s.depth + 1, final: final,
 	}
 	if isLoop {
 		return f.loop(inner, key, t)

@@ -162,6 +162,7 @@ type InputParameter struct {
 	// selector of one of its fields, if any); the outputs of an unrolled
 	// loop's iterations; the output of a run-time loop's fanned-out task.
 	loopItem      *flatLoop
+	oneOf         *oneOfOutput // a dsl.OneOf output: its selector task (oneof.go)
 	selector      string
 	collected     []*InputParameter
 	collectedFrom *TaskOutputParameter

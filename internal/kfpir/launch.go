@@ -80,6 +80,9 @@ type launchedTask struct {
 	// those that have some when compiling (an importer's).
 	inURIs map[string]string
 	inMeta map[string]string
+	// inMetaParams are the values filling the placeholders of an
+	// importer's metadata, by input artifact and importer input.
+	inMetaParams map[string]map[string]string
 	// items are the params holding the collected outputs of an unrolled
 	// loop, in order, by input; itemTypes their KFP type. rest is the
 	// input collected from a run-time loop (an array param, restParam).
@@ -120,7 +123,7 @@ func launcherSpec(task string, comp *ComponentSpec, exec *ContainerSpec, inMeta 
 		}
 		for key, a := range in.Artifacts {
 			spec.Inputs.Artifacts[key] = launcher.Artifact{SchemaTitle: a.ArtifactType.SchemaTitle, SchemaVersion: a.ArtifactType.SchemaVersion, Optional: a.IsOptional, List: a.IsArtifactList || lists[key]}
-			stand.Artifacts[key] = launcher.RuntimeArtifact{URI: "file:///root/run/producer/" + key, Metadata: json.RawMessage(inMeta[key])}
+			stand.Artifacts[key] = launcher.RuntimeArtifact{URI: "file:///root/run/producer/" + key, Metadata: standInMetadata(inMeta[key])}
 			stand.ArtifactLists[key] = []launcher.RuntimeArtifact{stand.Artifacts[key]}
 		}
 	}
@@ -140,6 +143,21 @@ func launcherSpec(task string, comp *ComponentSpec, exec *ContainerSpec, inMeta 
 		return spec, unsupported(task, "placeholder", "%v", err)
 	}
 	return spec, nil
+}
+
+// standInMetadata is an importer's metadata with its placeholders filled
+// by stand-in values (importerMetadata checked it names only inputs).
+func standInMetadata(meta string) json.RawMessage {
+	if !strings.Contains(meta, "{{$") {
+		return json.RawMessage(meta)
+	}
+	names, _ := launcher.MetadataInputs(json.RawMessage(meta))
+	values := map[string]string{}
+	for _, n := range names {
+		values[n] = "x"
+	}
+	filled, _ := launcher.ImporterMetadata(json.RawMessage(meta), values)
+	return filled
 }
 
 // standIn is a value of a KFP type, for checking placeholders.
@@ -181,12 +199,15 @@ func (c *compiler) launchSteps(lt launchedTask, exec *ContainerSpec) ([]tektonv1
 	}
 	args = append(args, lt.collectArgs()...)
 	for _, key := range sortedKeys(lt.inURIs) {
-		if strings.Contains(key, "=") {
-			return nil, nil, unsupported(lt.name, "artifact name with '='", "input artifact %q", key)
+		if strings.ContainsAny(key, "=:") {
+			return nil, nil, unsupported(lt.name, "artifact name with '=' or ':'", "input artifact %q", key)
 		}
 		args = append(args, "--artifact", key+"="+lt.inURIs[key])
 		if meta, ok := lt.inMeta[key]; ok {
 			args = append(args, "--artifact-metadata", key+"="+meta)
+		}
+		for _, p := range sortedKeys(lt.inMetaParams[key]) {
+			args = append(args, "--artifact-metadata-param", key+":"+p+"="+lt.inMetaParams[key][p])
 		}
 	}
 	for _, key := range sortedKeys(lt.results) {

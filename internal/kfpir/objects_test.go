@@ -17,7 +17,6 @@ func s3Options() Options {
 		ObjectStore:  &ObjectStore{Endpoint: "store.kfp:8333", Region: "us-east-1", Insecure: true, AccessKey: key("id"), SecretKey: key("secret")}}
 }
 
-
 // With an object-store root, artifacts move through the store: fetch
 // before the component and store after it, with the credentials only in
 // those two steps, and no volume bound to the run.

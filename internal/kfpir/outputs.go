@@ -137,6 +137,11 @@ func (c *compiler) pipelineResults() ([]tektonv1.PipelineResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("pipeline output %q: %w", key, err)
 		}
+		if in.oneOf != nil {
+			results = append(results, tektonv1.PipelineResult{Name: names[key], Type: tektonv1.ResultsTypeString,
+				Value: *tektonv1.NewStructuredValues("$(tasks." + c.taskNames[in.oneOf.key] + ".results." + OneOfResult + ")")})
+			continue
+		}
 		if in.collected != nil || in.collectedFrom != nil {
 			pr, err := c.collectedResult(key, names[key], in)
 			if err != nil {

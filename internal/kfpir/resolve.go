@@ -83,7 +83,7 @@ func (f *flattener) resolveOutput(consumer, key, k string) (*InputParameter, err
 		case out == nil:
 			return nil, fmt.Errorf("task %q: task %q has no output parameter %q", consumer, key, k)
 		case len(out.ValueFromOneof) > 0:
-			return nil, unsupported(consumer, "output from dsl.OneOf", "output %q of %q", k, key)
+			return f.oneOf(consumer, key, k, out.ValueFromOneof)
 		case out.ValueFromParameter == nil:
 			return nil, fmt.Errorf("task %q: output %q of %q has no source", consumer, k, key)
 		}

@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // resourcesUse says the executor's resources refer to input key.
@@ -17,82 +16,116 @@ func resourcesUse(exec *ContainerSpec, key string) bool {
 	return strings.Contains(string(data), "'"+key+"'")
 }
 
-// computeResources maps the executor's resources; accelerators are refused.
-func computeResources(task string, r *Resources) (corev1.ResourceRequirements, error) {
+// resourceField is one of the executor's resources: its text (or, in the
+// older form, a number of unit) and where it goes.
+type resourceField struct {
+	list   string // limits or requests
+	name   corev1.ResourceName
+	text   string
+	number float64
+	unit   string
+}
+
+// computeResources maps the executor's resources: those known when
+// compiling to the main step's, those from pipeline parameters to
+// ResourceParams of the step (resourceparams.go).
+func (c *compiler) computeResources(task string, inputs *TaskInputs, r *Resources) (corev1.ResourceRequirements, []ResourceParam, error) {
 	var req corev1.ResourceRequirements
+	var params []ResourceParam
 	if r == nil {
-		return req, nil
+		return req, nil, nil
+	}
+	fields := []resourceField{
+		{"limits", corev1.ResourceCPU, r.ResourceCPULimit, r.CPULimit, ""},
+		{"requests", corev1.ResourceCPU, r.ResourceCPURequest, r.CPURequest, ""},
+		{"limits", corev1.ResourceMemory, r.ResourceMemoryLimit, r.MemoryLimit, "G"},
+		{"requests", corev1.ResourceMemory, r.ResourceMemoryRequest, r.MemoryRequest, "G"},
+	}
+	for _, f := range fields {
+		src, err := c.resourceValue(task, inputs, f.list+"."+string(f.name), f.text)
+		if err != nil {
+			return req, nil, err
+		}
+		if src.param != "" {
+			params = append(params, ResourceParam{List: f.list, Name: string(f.name), QuantityParam: src.param})
+			continue
+		}
+		if err := setResource(&req, task, f, src.text); err != nil {
+			return req, nil, err
+		}
 	}
 	if len(r.Accelerator) > 0 && !isEmptyJSON(r.Accelerator) {
-		name, count, err := accelerator(task, r.Accelerator)
+		p, err := c.accelerator(task, inputs, r.Accelerator, &req)
 		if err != nil {
-			return req, err
+			return req, nil, err
 		}
-		req.Limits = corev1.ResourceList{name: count}
+		if p != nil {
+			params = append(params, *p)
+		}
 	}
-	set := func(list *corev1.ResourceList, name corev1.ResourceName, text string, number float64, unit string) error {
-		var q resource.Quantity
-		switch {
-		case text != "":
-			if strings.Contains(text, "{{") {
-				return unsupported(task, "resource from a pipeline parameter", "%s %s", name, text)
-			}
-			parsed, err := resource.ParseQuantity(text)
-			if err != nil {
-				return fmt.Errorf("task %q: resource %s %q: %w", task, name, text, err)
-			}
-			q = parsed
-		case number > 0:
-			parsed, err := resource.ParseQuantity(strconv.FormatFloat(number, 'f', -1, 64) + unit)
-			if err != nil {
-				return fmt.Errorf("task %q: resource %s %v: %w", task, name, number, err)
-			}
-			q = parsed
-		default:
-			return nil
-		}
-		if *list == nil {
-			*list = corev1.ResourceList{}
-		}
-		(*list)[name] = q
+	for i := range params {
+		params[i].PipelineTaskName, params[i].Step = c.taskNames[task], MainStep
+	}
+	return req, params, nil
+}
+
+// setResource sets a resource known when compiling.
+func setResource(req *corev1.ResourceRequirements, task string, f resourceField, text string) error {
+	if text == "" && f.number > 0 {
+		text = strconv.FormatFloat(f.number, 'f', -1, 64) + f.unit
+	}
+	if text == "" {
 		return nil
 	}
-	for _, s := range []error{
-		set(&req.Limits, corev1.ResourceCPU, r.ResourceCPULimit, r.CPULimit, ""),
-		set(&req.Requests, corev1.ResourceCPU, r.ResourceCPURequest, r.CPURequest, ""),
-		set(&req.Limits, corev1.ResourceMemory, r.ResourceMemoryLimit, r.MemoryLimit, "G"),
-		set(&req.Requests, corev1.ResourceMemory, r.ResourceMemoryRequest, r.MemoryRequest, "G"),
-	} {
-		if s != nil {
-			return req, s
-		}
+	q, err := resource.ParseQuantity(text)
+	if err != nil {
+		return fmt.Errorf("task %q: resource %s %q: %w", task, f.name, text, err)
 	}
-	return req, nil
+	list := &req.Limits
+	if f.list == "requests" {
+		list = &req.Requests
+	}
+	if *list == nil {
+		*list = corev1.ResourceList{}
+	}
+	(*list)[f.name] = q
+	return nil
 }
 
 // accelerator is resources.accelerator as a limit, as KFP's own backend
 // sets it: the type is the resource's name (an extended resource such as
-// nvidia.com/gpu), the count its quantity.
-func accelerator(task string, raw json.RawMessage) (corev1.ResourceName, resource.Quantity, error) {
+// nvidia.com/gpu), the count its quantity. Either may come from a pipeline
+// parameter: then the limit is a ResourceParam.
+func (c *compiler) accelerator(task string, inputs *TaskInputs, raw json.RawMessage, req *corev1.ResourceRequirements) (*ResourceParam, error) {
 	var a struct {
 		Type, ResourceType string
 		Count              json.Number
 		ResourceCount      string
 	}
 	if err := json.Unmarshal(raw, &a); err != nil {
-		return "", resource.Quantity{}, fmt.Errorf("task %q: resources.accelerator: %w", task, err)
+		return nil, fmt.Errorf("task %q: resources.accelerator: %w", task, err)
 	}
-	typ := firstNonEmpty(a.ResourceType, a.Type)
-	count := firstNonEmpty(a.ResourceCount, a.Count.String())
-	if strings.Contains(typ+count, "{{") {
-		return "", resource.Quantity{}, unsupported(task, "resource from a pipeline parameter", "accelerator %s %s", typ, count)
-	}
-	if !strings.Contains(typ, "/") || len(validation.IsQualifiedName(typ)) > 0 {
-		return "", resource.Quantity{}, unsupported(task, "accelerator type "+typ, "not a Kubernetes extended resource name (such as nvidia.com/gpu)")
-	}
-	q, err := resource.ParseQuantity(firstNonEmpty(count, "1"))
+	typ, err := c.resourceValue(task, inputs, "accelerator type", firstNonEmpty(a.ResourceType, a.Type))
 	if err != nil {
-		return "", resource.Quantity{}, fmt.Errorf("task %q: accelerator count %q: %w", task, count, err)
+		return nil, err
 	}
-	return corev1.ResourceName(typ), q, nil
+	count, err := c.resourceValue(task, inputs, "accelerator count", firstNonEmpty(a.ResourceCount, a.Count.String()))
+	if err != nil {
+		return nil, err
+	}
+	if typ.param == "" {
+		if err := checkExtendedResource(typ.text); err != nil {
+			return nil, unsupported(task, "accelerator type "+typ.text, "%v", err)
+		}
+	}
+	if count.param == "" {
+		count.text = firstNonEmpty(count.text, "1")
+		if _, err := resource.ParseQuantity(count.text); err != nil {
+			return nil, fmt.Errorf("task %q: accelerator count %q: %w", task, count.text, err)
+		}
+	}
+	if typ.param != "" || count.param != "" {
+		return &ResourceParam{List: "limits", Name: typ.text, NameParam: typ.param, Quantity: count.text, QuantityParam: count.param}, nil
+	}
+	return nil, setResource(req, task, resourceField{list: "limits", name: corev1.ResourceName(typ.text)}, count.text)
 }

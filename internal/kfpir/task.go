@@ -40,7 +40,7 @@ func (c *compiler) containerTask(name string, t *TaskSpec) (tektonv1.PipelineTas
 	if err != nil {
 		return tektonv1.PipelineTask{}, err
 	}
-	for _, phase := range []func() error{b.bindParams, b.taskParams, b.outputs, b.inputArtifacts, b.mainStep} {
+	for _, phase := range []func() error{b.bindParams, b.taskParams, b.outputs, b.inputArtifacts, b.mainStep, b.publish} {
 		if err := phase(); err != nil {
 			return b.pt, err
 		}
@@ -81,12 +81,13 @@ func (c *compiler) newTaskBuild(name string, t *TaskSpec) (*taskBuild, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Resources from parameters are refused before the inputs the SDK
-	// binds for them (which the component does not declare) are checked.
-	resources, err := computeResources(name, exec.Resources)
+	// Resources are mapped before the inputs the SDK binds for them
+	// (which the component does not declare) are checked.
+	resources, fromParams, err := c.computeResources(name, t.Inputs, exec.Resources)
 	if err != nil {
 		return nil, err
 	}
+	c.resourceParams = append(c.resourceParams, fromParams...)
 	b := &taskBuild{c: c, name: name, t: t, comp: comp, exec: exec, resources: resources, in: comp.InputDefinitions, out: comp.OutputDefinitions,
 		inputs: t.Inputs, after: map[string]bool{}, bound: map[string]string{}, special: map[string]*InputParameter{}}
 	if b.in == nil {
@@ -158,7 +159,7 @@ func (b *taskBuild) taskParams() error {
 	b.launch = needsLauncher(b.exec) || takesFinalStatus(b.in) || collects(b.special) || b.caches || c.takesRuntimeURI(b.inputs) ||
 		collectsArtifacts(b.inputs) || len(c.reportedArtifacts()[name]) > 0
 	b.launched = launchedTask{name: kfpTaskName(name), tektonName: c.taskNames[name], params: map[string]string{},
-		inURIs: map[string]string{}, inMeta: map[string]string{}, results: c.results[name], items: map[string][]string{}, itemTypes: map[string]string{},
+		inURIs: map[string]string{}, inMeta: map[string]string{}, inMetaParams: map[string]map[string]string{}, results: c.results[name], items: map[string][]string{}, itemTypes: map[string]string{},
 		itemShapes: map[string]string{}, artifactItems: map[string][]string{}, artifactResults: map[string]string{}}
 	if b.t.loop != nil {
 		b.launched.tektonName = "$(context.taskRun.name)" // one TaskRun per item
@@ -175,8 +176,8 @@ func (b *taskBuild) taskParams() error {
 		if _, ok := b.in.Parameters[key]; ok || b.fstrings[key] {
 			continue
 		}
-		if resourcesUse(b.exec, key) {
-			return unsupported(name, "resource from a pipeline parameter", "input %q sets the container's resources", key)
+		if resourcesUse(b.exec, key) || b.resourceCopy(key) {
+			continue // the SDK's inputs for a resource (computeResources)
 		}
 		if !conditionUses(b.t, key) {
 			return fmt.Errorf("task %q: input parameter %q is not declared by component %q", name, key, b.t.ComponentRef.Name)
@@ -266,6 +267,10 @@ func (b *taskBuild) inputArtifacts() error {
 			}
 			if imp.metadata != "" {
 				b.launched.inMeta[key] = imp.metadata
+				b.launched.inMetaParams[key] = imp.metaParams
+			}
+			for _, p := range imp.after {
+				b.after[p] = true
 			}
 		case a.TaskOutputArtifact != nil:
 			src := a.TaskOutputArtifact
@@ -435,6 +440,18 @@ func (c *compiler) takesRuntimeURI(inputs *TaskInputs) bool {
 		}
 	}
 	return false
+}
+
+// resourceCopy says the undeclared input key is the SDK's copy of a
+// resource's input (cpu_limit: '{{$.inputs.parameters['pipelinechannel--cpu_limit']}}'),
+// which the component does not take.
+func (b *taskBuild) resourceCopy(key string) bool {
+	in := b.inputs.Parameters[key]
+	if in == nil || in.RuntimeValue == nil {
+		return false
+	}
+	m := wholeInputRE.FindStringSubmatch(strings.Trim(string(in.RuntimeValue.Constant), `"`))
+	return m != nil && resourcesUse(b.exec, m[1])
 }
 
 func conditionUses(t *TaskSpec, key string) bool {

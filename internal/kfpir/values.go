@@ -99,7 +99,7 @@ func valueText(raw json.RawMessage, typ string) (string, error) {
 // the task producing it, if any.
 func (c *compiler) inputValue(task, key string, in *InputParameter, typ string) (string, string, error) {
 	set := 0
-	for _, b := range []bool{in.ComponentInputParameter != "", in.RuntimeValue != nil, in.TaskOutputParameter != nil, len(in.TaskFinalStatus) > 0, in.ParameterExpression != ""} {
+	for _, b := range []bool{in.ComponentInputParameter != "", in.RuntimeValue != nil, in.TaskOutputParameter != nil, len(in.TaskFinalStatus) > 0, in.ParameterExpression != "", in.oneOf != nil} {
 		if b {
 			set++
 		}
@@ -130,6 +130,8 @@ func (c *compiler) inputValue(task, key string, in *InputParameter, typ string) 
 		return "", "", unsupported(task, "a run-time loop's item outside the loop's tasks' inputs", "input parameter %q (a condition on it, for one)", key)
 	case in.collected != nil || in.collectedFrom != nil:
 		return "", "", unsupported(task, "a loop's collected outputs outside a task's inputs", "input parameter %q (a condition on them, for one)", key)
+	case in.oneOf != nil:
+		return "$(tasks." + c.taskNames[in.oneOf.key] + ".results." + OneOfResult + ")", "", nil
 	case in.TaskOutputParameter != nil:
 		src := in.TaskOutputParameter
 		if p := c.flat[src.ProducerTask]; p != nil && p.loop != nil {

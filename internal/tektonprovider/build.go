@@ -235,6 +235,9 @@ func PipelineRunFor(in RunInputs) (*tektonv1.PipelineRun, error) {
 			return nil, fmt.Errorf("pipeline %s: annotation %s: %w", in.Pipeline.Name, kfpir.AnnotationTaskRunSpecs, err)
 		}
 	}
+	if err := setResourcesFromParams(pr, in.Pipeline); err != nil {
+		return nil, err
+	}
 	if declaresArtifacts(in.Pipeline) {
 		pr.Spec.Workspaces = []tektonv1.WorkspaceBinding{artifactsBinding(in.Settings, artifactsDir)}
 	}

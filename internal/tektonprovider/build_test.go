@@ -1,6 +1,7 @@
 package tektonprovider
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"strings"
@@ -297,4 +298,37 @@ func TestKubernetesPodSettingsReachThePipelineRun(t *testing.T) {
 	other.Metadata.Namespace = "team-b"
 	_, err = PipelineFor(ir, other, config(nil), "team-a", launcher)
 	assert.ErrorContains(t, err, `kfp-kubernetes Secret of another namespace`)
+}
+
+// TestResourcesFromParametersReachThePipelineRun: the run's values (or the
+// Pipeline's defaults) of the parameters giving a task's resources become
+// its stepSpecs, beside its pod settings; a bad value fails the run's
+// creation naming the parameter.
+func TestResourcesFromParametersReachThePipelineRun(t *testing.T) {
+	ir, err := os.ReadFile("../kfpir/testdata/resource_params.yaml")
+	require.NoError(t, err)
+	ir = append(ir, []byte("\n---\nplatforms:\n  kubernetes:\n    deploymentSpec:\n      executors:\n        exec-train:\n"+
+		"          nodeSelector: {labels: {pool: gpu}}\n")...)
+	p, err := PipelineFor(ir, pipelineResource(), config(nil), "team-a", launcher)
+	require.NoError(t, err)
+	spec := pipelinesv1beta1.RunSpec{Parameters: []pipelinesv1beta1.RuntimeParameter{{Name: "cpu", Value: "1500m"}}}
+	pr, err := PipelineRunFor(RunInputs{Name: "r1", Namespace: "team-a", ResourceNamespace: "team-a", Pipeline: p, Spec: spec})
+	require.NoError(t, err)
+	require.Len(t, pr.Spec.TaskRunSpecs, 1, "one spec for the task: pod settings and step resources")
+	trs := pr.Spec.TaskRunSpecs[0]
+	assert.Equal(t, "train", trs.PipelineTaskName)
+	assert.Equal(t, map[string]string{"pool": "gpu"}, trs.PodTemplate.NodeSelector)
+	require.Len(t, trs.StepSpecs, 1)
+	assert.Equal(t, kfpir.MainStep, trs.StepSpecs[0].Name)
+	assert.Equal(t, "1500m", trs.StepSpecs[0].ComputeResources.Limits.Cpu().String(), "the run's value")
+	assert.Equal(t, "1Gi", trs.StepSpecs[0].ComputeResources.Requests.Memory().String(), "the default")
+	gpus := trs.StepSpecs[0].ComputeResources.Limits["nvidia.com/gpu"]
+	assert.Equal(t, "1", gpus.String())
+	if fe := pr.Validate(context.Background()); fe != nil {
+		t.Fatalf("Tekton's validation of the PipelineRun: %v", fe)
+	}
+
+	spec.Parameters[0].Value = "a lot"
+	_, err = PipelineRunFor(RunInputs{Name: "r1", Namespace: "team-a", ResourceNamespace: "team-a", Pipeline: p, Spec: spec})
+	assert.ErrorContains(t, err, `limits cpu from parameter cpu: "a lot" is not a Kubernetes quantity`)
 }
