@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/kfpir"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/objectstore"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
 )
 
@@ -54,8 +55,17 @@ func basePipelineRoot(configured string, spec *kfpir.PipelineSpec) string {
 // namespacePipelineRoot is the pipeline root of a namespace's runs: base
 // with the namespace's directory appended. base must be a file:// URI of
 // an absolute path other than "/" (kfpir's rule, checked here because
-// appending the directory would hide a root of "/").
+// appending the directory would hide a root of "/"), or an object store's
+// (s3://bucket/prefix), whose namespace part is then a prefix of its own.
 func namespacePipelineRoot(base, dir string) (string, error) {
+	if objectstore.Supported(base) {
+		o, err := objectstore.Parse(base)
+		if err != nil {
+			return "", fmt.Errorf("pipeline root %s: %w", base, err)
+		}
+		o.Key = strings.TrimPrefix(o.Key+"/"+dir, "/")
+		return o.String(), nil
+	}
 	u, err := url.Parse(base)
 	if err != nil || u.Scheme != "file" || u.Host != "" || u.RawQuery != "" || u.Fragment != "" || !path.IsAbs(u.Path) {
 		return "", fmt.Errorf("pipeline root %s: only file:///absolute/path roots (a volume) are supported", base)

@@ -130,6 +130,10 @@ func TestNamespacePipelineRoot(t *testing.T) {
 		"root of all":     {"file:///", "", "error:the root cannot be /"},
 		"a host":          {"file://host/kfp", "", "error:only file:///absolute/path roots"},
 		"a query":         {"file:///kfp?x=1", "", "error:only file:///absolute/path roots"},
+		"an object store": {"s3://artifacts/kfp/", "", "s3://artifacts/kfp/team-a"},
+		"a bucket's root": {"s3://artifacts", "", "s3://artifacts/team-a"},
+		"minio":           {"minio://mlpipeline/v2", "", "minio://mlpipeline/v2/team-a"},
+		"a climbing key":  {"s3://artifacts/../x", "", "error:may not contain"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			got, err := namespacePipelineRoot(basePipelineRoot(tc.configured, &kfpir.PipelineSpec{DefaultPipelineRoot: tc.irRoot}), "team-a")
@@ -152,4 +156,47 @@ func TestTheProvidersRootGetsTheNamespacesDirectory(t *testing.T) {
 		assert.Equal(t, "/data/kfp/team-b", task.TaskSpec.Workspaces[0].MountPath, task.Name)
 	}
 	assert.Contains(t, p.Annotations[meta.AnnotationOutputs], `"uri":"file:///data/kfp/team-b/`)
+}
+
+// s3Config is a Provider whose artifact repository is an S3-compatible
+// store, with its credentials in the Secret "store-keys".
+func s3Config() contract.ProviderConfig {
+	cfg := config(map[string]string{ParamArtifactsClaim: `"artifacts"`})
+	cfg.ArtifactRepository = &contract.ArtifactLocation{Source: "provider", Location: "s3://artifacts/kfp",
+		Endpoint: "seaweedfs.kfp-artifact-store:8333", Insecure: true, Secrets: []contract.SecretKeyRef{
+			{Purpose: "accessKey", Name: "store-keys", Key: "id"}, {Purpose: "secretKey", Name: "store-keys", Key: "secret"}}}
+	return cfg
+}
+
+func TestAnS3RepositoryKeepsEachNamespaceUnderItsPrefix(t *testing.T) {
+	p := pipelineOfNamespace(t, "team-b", s3Config())
+	assert.Empty(t, p.Spec.Workspaces)
+	assert.Contains(t, p.Annotations[meta.AnnotationOutputs], `"uri":"s3://artifacts/kfp/team-b/`)
+	for _, task := range p.Spec.Tasks {
+		fetch := task.TaskSpec.Steps[0]
+		require.Equal(t, kfpir.FetchStep, fetch.Name, task.Name)
+		assert.Equal(t, []string{"fetch", "--root", "s3://artifacts/kfp/team-b", "--endpoint", "seaweedfs.kfp-artifact-store:8333", "--insecure"}, fetch.Args[:6], task.Name)
+		assert.Equal(t, "store-keys", fetch.Env[0].ValueFrom.SecretKeyRef.Name)
+		for _, s := range task.TaskSpec.Steps {
+			assert.NotContains(t, s.Image, "restricted") // the restricted context comes from the step template
+		}
+		assert.NotNil(t, task.TaskSpec.StepTemplate.SecurityContext, "fetch and store meet Pod Security too")
+	}
+	pr, err := claimRunOf(t, "team-b", p)
+	require.NoError(t, err)
+	assert.Empty(t, pr.Spec.Workspaces, "no volume is bound for an object-store root")
+}
+
+func TestObjectStoresTheProviderCannotReachAreRefused(t *testing.T) {
+	for location, want := range map[string]string{
+		"gs://bucket/kfp":       "not gs://",
+		"minio://mlpipeline/v2": "with an endpoint and credentials",
+		"s3://bucket/kfp":       "with an endpoint and credentials",
+		"http://store/kfp":      "not http://",
+	} {
+		cfg := config(nil)
+		cfg.ArtifactRepository = &contract.ArtifactLocation{Source: "pipelineRootStorage", Location: location}
+		_, err := PipelineFor(demoIR(t), pipelineResource(), cfg, "kfp-system", launcher)
+		assert.ErrorContains(t, err, want, location)
+	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/kfpir"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/naming"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/objectstore"
 )
 
 // restrictedStep is the security context of every ML pipeline step: what
@@ -50,7 +51,7 @@ func PipelineFor(definition []byte, res contract.Resource, cfg contract.Provider
 	if err != nil {
 		return nil, err
 	}
-	configured, err := pipelineRoot(cfg)
+	configured, store, err := pipelineRoot(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -92,6 +93,7 @@ func PipelineFor(definition []byte, res contract.Resource, cfg contract.Provider
 			meta.AnnotationArtifactsDirectory: dir,
 		},
 		PipelineRoot:  root,
+		ObjectStore:   store,
 		LauncherImage: launcher,
 	})
 	if err != nil {
@@ -113,18 +115,43 @@ func PipelineFor(definition []byte, res contract.Resource, cfg contract.Provider
 	return p, nil
 }
 
-// pipelineRoot is the resolved artifact repository when it is a file://
-// root (a volume); object stores are not supported by this backend.
-func pipelineRoot(cfg contract.ProviderConfig) (string, error) {
+// pipelineRoot is the resolved artifact repository, when one is
+// configured: a file:// root (a volume), or an s3:// root of the
+// Provider's artifactRepository.s3, with how tasks reach its store.
+func pipelineRoot(cfg contract.ProviderConfig) (string, *kfpir.ObjectStore, error) {
 	repo := cfg.ArtifactRepository
 	if repo == nil || repo.Location == "" {
-		return "", nil
+		return "", nil, nil
 	}
-	if !strings.HasPrefix(repo.Location, "file:///") {
-		return "", fmt.Errorf("artifact repository %q (from the %s): the Tekton provider stores artifacts on a volume and supports only file:// roots, e.g. file:///kfp/artifacts",
-			repo.Location, repo.Source)
+	switch {
+	case strings.HasPrefix(repo.Location, "file:///"):
+		return repo.Location, nil, nil
+	case objectstore.Supported(repo.Location) && repo.Endpoint == "" && len(repo.Secrets) == 0:
+		return "", nil, fmt.Errorf("artifact repository %q (from the %s): the Tekton provider reaches an object store with an endpoint and credentials; "+
+			"configure it as an s3 artifact repository (endpoint, accessKeySecret, secretKeySecret)", repo.Location, repo.Source)
+	case objectstore.Supported(repo.Location):
+		store := &kfpir.ObjectStore{Endpoint: repo.Endpoint, Region: repo.Region, Insecure: repo.Insecure}
+		for _, s := range repo.Secrets {
+			ref := &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: s.Name}, Key: s.Key}
+			switch s.Purpose {
+			case "accessKey":
+				store.AccessKey = ref
+			case "secretKey":
+				store.SecretKey = ref
+			}
+		}
+		return repo.Location, store, nil
 	}
-	return repo.Location, nil
+	return "", nil, fmt.Errorf("artifact repository %q (from the %s): the Tekton provider supports file:// roots (a volume) and s3:// roots (an S3-compatible store such as AWS S3, SeaweedFS or MinIO); not %s",
+		repo.Location, repo.Source, schemeOf(repo.Location))
+}
+
+// schemeOf names a URI's store for a refusal.
+func schemeOf(uri string) string {
+	if scheme, _, ok := strings.Cut(uri, "://"); ok {
+		return scheme + "://"
+	}
+	return "a location without a scheme"
 }
 
 // rewrittenRE matches what the kubelet ($$, $(NAME)) or Tekton ($(…))

@@ -70,7 +70,7 @@ func TestPipelineForRefuses(t *testing.T) {
 		want string
 	}{
 		"not IR":       {[]byte("hello: world"), config(nil), "schemaVersion is missing"},
-		"object store": {nil, contract.ProviderConfig{ArtifactRepository: &contract.ArtifactLocation{Source: "provider", Location: "s3://bucket/x"}}, "supports only file://"},
+		"object store": {nil, contract.ProviderConfig{ArtifactRepository: &contract.ArtifactLocation{Source: "provider", Location: "s3://bucket/x"}}, "with an endpoint and credentials"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			ir := tc.ir
