@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds every binary the local cluster and the tests need from the Go module
 # proxy into bin/ (DESIGN §9): kube-apiserver, kube-controller-manager,
-# kube-scheduler, kube-proxy, kubelet (v1.35.4), etcd (v3.6.8), ko, tkn, kwok and
-# helm. Each is stamped with the version of the wrapper module it came from
+# kube-scheduler, kube-proxy, kubelet (v1.35.4), etcd (v3.6.8), ko, tkn, kwok,
+# helm and weed, the SeaweedFS S3 store of the local cluster (cold: ~20 min).
+# Each is stamped with the version of the wrapper module it came from
 # (hack/tools/*), so a warm run is instant and a changed pin rebuilds.
 #   hack/build-cluster.sh            everything
 #   hack/build-cluster.sh envtest    only kube-apiserver and etcd (envtest)
@@ -50,3 +51,5 @@ build helm helm helm.sh/helm/v4/cmd/helm
 build ko ko github.com/google/ko
 build tkn tkn github.com/tektoncd/cli/cmd/tkn
 build kwok kwok sigs.k8s.io/kwok/cmd/kwok
+# The local artifact store (hack/artifact-store.sh) runs in a static image.
+CGO_ENABLED=0 build seaweedfs weed github.com/seaweedfs/seaweedfs/weed

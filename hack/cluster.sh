@@ -3,6 +3,7 @@
 # inside one private network + mount namespace. Run as root.
 #
 #   hack/cluster.sh up       build what is missing, start the cluster, install Tekton
+#                            and the S3 artifact store (hack/artifact-store.sh)
 #   hack/cluster.sh down     stop everything and remove every trace (state, cgroups, processes)
 #   hack/cluster.sh exec CMD run CMD inside the cluster's network namespace, with
 #                            KUBECONFIG set and bin/ (kubectl plugins, tkn, helm) on PATH
@@ -80,6 +81,7 @@ up() {
   echo "cluster processes ready in $((SECONDS - started)) s"
   in_ns kubectl wait --for=condition=Ready node --all --timeout=120s >/dev/null
   in_ns "$root/hack/tekton.sh"
+  in_ns "$root/hack/artifact-store.sh"
   echo "local cluster up in $((SECONDS - started)) s (node Ready, Tekton ready); use: hack/cluster.sh shell"
 }
 
