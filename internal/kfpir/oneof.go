@@ -64,6 +64,9 @@ func (f *flattener) oneOfBranch(consumer, key, producer string) error {
 func (f *flattener) oneOf(consumer, key, k string, raw json.RawMessage) (*InputParameter, error) {
 	sel := key + "/" + strings.TrimPrefix(k, "pipelinechannel--")
 	if o := f.oneOfs[sel]; o != nil {
+		if o.artifacts != nil {
+			return nil, fmt.Errorf("task %q: %q names both an output parameter and an output artifact of %q from dsl.OneOf", consumer, k, key)
+		}
 		return &InputParameter{oneOf: o}, nil
 	}
 	var spec struct {
