@@ -199,7 +199,7 @@
 // task share the container termination message, about 4096 bytes, and a
 // larger value fails the task (Tekton's results-from: sidecar-logs raises
 // the limit). Pass anything bigger as an artifact. An artifact taken in an
-// artifact list is reported the same way, its metadata included. The compiled Pipeline is
+// artifact list or from dsl.OneOf is reported the same way, its metadata included. The compiled Pipeline is
 // refused when its JSON exceeds Options.MaxBytes (DefaultMaxBytes, 1 MiB;
 // etcd's object limit is 1.5 MiB).
 //
