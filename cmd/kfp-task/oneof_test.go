@@ -1,12 +1,15 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/launcher"
 )
 
 func TestOneOfPublishesAndSelectsTheBranchThatRan(t *testing.T) {
@@ -30,4 +33,57 @@ func TestOneOfPublishesAndSelectsTheBranchThatRan(t *testing.T) {
 	assert.ErrorContains(t, oneof([]string{"publish", filepath.Join(dir, "nope"), tails}), "the task's result")
 	assert.ErrorContains(t, oneof([]string{"publish", result, "relative"}), "not an absolute path")
 	assert.ErrorContains(t, oneof([]string{"pick"}), "want publish")
+}
+
+// TestOneOfCarriesAnArtifact: the branch that ran reports its artifact
+// (--artifact-result), publishes that, the selector gives it, and the
+// consumer's launcher takes it whole (--artifact-json): the executor reads
+// the branch's bytes at the branch's URI.
+func TestOneOfCarriesAnArtifact(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	t.Setenv("KFP_TASK_TEST_EXECUTOR", "1")
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "data.csv"), []byte("1,2,3"), 0o644))
+	s := launcher.Spec{
+		Task: "task",
+		Inputs: launcher.Inputs{
+			Parameters: map[string]launcher.Parameter{"a": {Type: launcher.TypeDouble}},
+			Artifacts:  map[string]launcher.Artifact{"data": {SchemaTitle: "system.Dataset"}},
+		},
+		Outputs: launcher.Outputs{
+			Parameters: map[string]launcher.Parameter{"Output": {Type: launcher.TypeDouble}},
+			Artifacts:  map[string]launcher.Artifact{"model": {SchemaTitle: "system.Model"}},
+		},
+		Command: []string{self},
+		Args:    []string{"--executor_input", "{{$}}", "--function_to_execute", "train"},
+	}
+	spec, err := json.Marshal(s)
+	require.NoError(t, err)
+	common := func(task string) []string {
+		return []string{"--spec", string(spec), "--param", "a=1", "--output-uri", "file://" + filepath.Join(dir, "run", task),
+			"--output-dir", filepath.Join(dir, task, "outputs"), "--pipeline-root", "file://" + dir,
+			"--result", "Output=" + filepath.Join(dir, task, "result")}
+	}
+	reported := filepath.Join(dir, "heads", "kfp-artifact-model")
+	require.NoError(t, launch(append(common("heads"), "--artifact", "data=file://"+filepath.Join(dir, "data.csv"),
+		"--artifact-result", "model="+reported)))
+	heads := filepath.Join(dir, "run", "heads", "oneof", "kfp-artifact-model")
+	tails := filepath.Join(dir, "run", "tails", "oneof", "kfp-artifact-model")
+	require.NoError(t, run([]string{"oneof", "publish", reported, heads}, os.Getenv))
+	selected := filepath.Join(dir, "selected")
+	require.NoError(t, run([]string{"oneof", "select", selected, heads, tails}, os.Getenv))
+	chosen, err := os.ReadFile(selected)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"uri": "file://`+filepath.Join(dir, "run", "heads", "model")+`", "metadata": {"pushed": 1}}`, string(chosen))
+
+	require.NoError(t, launch(append(common("read"), "--artifact-json", "data="+string(chosen))))
+	model, err := os.ReadFile(filepath.Join(dir, "run", "read", "model"))
+	require.NoError(t, err)
+	assert.Equal(t, "model of model of 1,2,3", string(model), "the consumer read the branch's artifact at its URI")
+
+	assert.ErrorContains(t, launch(append(common("bad"), "--artifact-json", "data=file:///x")), `is not an artifact's {uri, metadata}`)
+	assert.ErrorContains(t, launch(append(common("bad"), "--artifact-json", `data={"uri": "file:///etc/passwd"}`)), "is not under the pipeline root")
+	assert.ErrorContains(t, launch(append(common("bad"), "--artifact-json", "data="+string(chosen),
+		"--artifact", "data=file://"+filepath.Join(dir, "data.csv"))), "given as --artifact and as --artifact-json")
 }

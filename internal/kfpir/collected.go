@@ -95,6 +95,9 @@ func (c *compiler) reportedArtifacts() map[string]map[string]bool {
 		}
 		c.reported[src.ProducerTask][src.OutputArtifactKey] = true
 	}
+	for _, src := range c.oneOfArtifacts() { // the branches of dsl.OneOf (oneof.go)
+		add(src)
+	}
 	for _, t := range c.flat {
 		for _, a := range t.Inputs.Artifacts {
 			for _, src := range a.collected {

@@ -107,7 +107,14 @@
 //     oneof publish) and a selector task, after every branch by runAfter
 //     (run whether they ran or were skipped) and guarded by the group's
 //     conditions, gives the one value published as its result "value"
-//     (kfp-task oneof select), failing if none or several were.
+//     (kfp-task oneof select), failing if none or several were. An
+//     artifact from dsl.OneOf goes the same way as its {uri, metadata}:
+//     the branches' producers run under the launcher, which reports it
+//     (--artifact-result), and publish that; consumers, launched, take
+//     the selector's result whole (--artifact-json); a pipeline output
+//     artifact from dsl.OneOf is the selector's result as a Pipeline
+//     result. With an object-store root (no shared volume) dsl.OneOf is
+//     refused.
 //   - f-string constants ({{$.inputs.parameters['pipelinechannel--x']}} in
 //     a constant) are filled with the input they name.
 //   - root dag.outputs.parameters (valueFromParameter, through groups) →
@@ -192,7 +199,7 @@
 // task share the container termination message, about 4096 bytes, and a
 // larger value fails the task (Tekton's results-from: sidecar-logs raises
 // the limit). Pass anything bigger as an artifact. An artifact taken in an
-// artifact list is reported the same way, its metadata included. The compiled Pipeline is
+// artifact list or from dsl.OneOf is reported the same way, its metadata included. The compiled Pipeline is
 // refused when its JSON exceeds Options.MaxBytes (DefaultMaxBytes, 1 MiB;
 // etcd's object limit is 1.5 MiB).
 //
@@ -222,8 +229,9 @@
 // that are not extended resource names (KFP uses the type as the
 // resource's name), lifecycle hooks, placeholders in env, resources from
 // a task's output or from a placeholder with text around it, pipeline input
-// and output artifacts, runtime artifacts, dsl.OneOf artifacts and dsl.OneOf
-// outputs inside a loop over a run-time list, task and
+// and output artifacts, runtime artifacts, dsl.OneOf outputs inside a loop
+// over a run-time list, of exit tasks, of importers or with an
+// object-store pipeline root, task and
 // component platform configuration, a platform spec document
 // (kfp-kubernetes secrets, volumes, …), a PipelineJob runtimeConfig,
 // non-file:// pipeline roots, and placeholders the launcher cannot

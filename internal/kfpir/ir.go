@@ -191,6 +191,7 @@ type InputArtifact struct {
 	// fanned-out task.
 	collected     []*TaskOutputArtifact
 	collectedFrom *TaskOutputArtifact
+	oneOf         *oneOfOutput // a dsl.OneOf output: its selector task (oneof.go)
 }
 
 // TaskOutputArtifact refers to an output artifact of another task.

@@ -98,6 +98,9 @@ type launchedTask struct {
 	artifactItems   map[string][]string
 	restArtifact    bool
 	artifactResults map[string]string
+	// oneOfArtifacts are the params of the input artifacts from dsl.OneOf,
+	// each an artifact's {uri, metadata} (oneof.go).
+	oneOfArtifacts map[string]string
 	// cache: the task keeps and reuses its executions (caching.go).
 	cache bool
 	// results maps output parameters to TaskSpec results.
@@ -209,6 +212,9 @@ func (c *compiler) launchSteps(lt launchedTask, exec *ContainerSpec) ([]tektonv1
 		for _, p := range sortedKeys(lt.inMetaParams[key]) {
 			args = append(args, "--artifact-metadata-param", key+":"+p+"="+lt.inMetaParams[key][p])
 		}
+	}
+	for _, key := range sortedKeys(lt.oneOfArtifacts) {
+		args = append(args, "--artifact-json", key+"=$(params."+lt.oneOfArtifacts[key]+")")
 	}
 	for _, key := range sortedKeys(lt.results) {
 		if strings.Contains(key, "=") {

@@ -90,22 +90,33 @@ func (c *compiler) pipelineResults() ([]tektonv1.PipelineResult, error) {
 	if outs == nil {
 		return nil, nil
 	}
+	// Pipeline results are named over the outputs of both kinds: an
+	// artifact from dsl.OneOf has one.
+	names, err := resultNames.assign(append(sortedKeys(outs.Parameters), sortedKeys(outs.Artifacts)...))
+	if err != nil {
+		return nil, err
+	}
+	var results []tektonv1.PipelineResult
 	// An output artifact of the pipeline is its producer's, which the
-	// outputs annotation already lists: it must exist.
+	// outputs annotation already lists: it must exist. One from dsl.OneOf
+	// is also the selector's result, the {uri, metadata} of the branch's.
 	for _, key := range sortedKeys(outs.Artifacts) {
 		var sel struct {
-			ArtifactSelectors []struct {
-				ProducerSubtask   string `json:"producerSubtask"`
-				OutputArtifactKey string `json:"outputArtifactKey"`
-			} `json:"artifactSelectors"`
+			ArtifactSelectors []artifactSelector `json:"artifactSelectors"`
 		}
 		if err := json.Unmarshal(outs.Artifacts[key], &sel); err != nil || len(sel.ArtifactSelectors) != 1 {
-			return nil, unsupported("", "pipeline output artifact from dsl.OneOf", "output %q", key)
+			return nil, fmt.Errorf("pipeline output artifact %q: want one artifact selector", key)
 		}
 		src := sel.ArtifactSelectors[0]
 		a, err := c.flattener.resolveArtifact("", key, src.ProducerSubtask, src.OutputArtifactKey)
 		if err != nil {
 			return nil, fmt.Errorf("pipeline output artifact %q: %w", key, err)
+		}
+		if a.oneOf != nil {
+			results = append(results, tektonv1.PipelineResult{Name: names[key], Type: tektonv1.ResultsTypeString,
+				Description: "output artifact " + key + " (dsl.OneOf): its {uri, metadata} (JSON)",
+				Value:       *tektonv1.NewStructuredValues("$(tasks." + c.taskNames[a.oneOf.key] + ".results." + OneOfResult + ")")})
+			continue
 		}
 		if a.collectedFrom != nil {
 			return nil, unsupported("", "pipeline output artifact collected from a loop over a run-time list", "output %q: its artifacts' locations are known only to the run", key)
@@ -120,11 +131,6 @@ func (c *compiler) pipelineResults() ([]tektonv1.PipelineResult, error) {
 			}
 		}
 	}
-	names, err := resultNames.assign(sortedKeys(outs.Parameters))
-	if err != nil {
-		return nil, err
-	}
-	var results []tektonv1.PipelineResult
 	for _, key := range sortedKeys(outs.Parameters) {
 		o := outs.Parameters[key]
 		if len(o.ValueFromOneof) > 0 {

@@ -139,16 +139,16 @@ func (f *flattener) resolveArtifact(consumer, k, key, ak string) (*InputArtifact
 			raw = comp.DAG.Outputs.Artifacts[ak]
 		}
 		var sel struct {
-			ArtifactSelectors []struct {
-				ProducerSubtask   string `json:"producerSubtask"`
-				OutputArtifactKey string `json:"outputArtifactKey"`
-			} `json:"artifactSelectors"`
+			ArtifactSelectors []artifactSelector `json:"artifactSelectors"`
 		}
 		if len(raw) == 0 || json.Unmarshal(raw, &sel) != nil || len(sel.ArtifactSelectors) == 0 {
 			return nil, fmt.Errorf("task %q: input artifact %q: task %q has no output artifact %q", consumer, k, key, ak)
 		}
 		if len(sel.ArtifactSelectors) > 1 {
-			return nil, unsupported(consumer, "output from dsl.OneOf", "artifact %q of %q", ak, key)
+			if f.loops[key] != nil {
+				return nil, fmt.Errorf("task %q: input artifact %q: loop %q has more than one selector for output artifact %q", consumer, k, key, ak)
+			}
+			return f.oneOfArtifact(consumer, k, key, ak, sel.ArtifactSelectors)
 		}
 		sub, subKey := sel.ArtifactSelectors[0].ProducerSubtask, sel.ArtifactSelectors[0].OutputArtifactKey
 		if loop := f.loops[key]; loop != nil {
