@@ -147,6 +147,10 @@ func collectsArtifacts(inputs *TaskInputs) bool {
 // fanned-out task.
 func (b *taskBuild) artifactList(key string, a *InputArtifact) error {
 	c, name, lt := b.c, b.name, &b.launched
+	if c.store != nil {
+		// The fetch step takes URIs, not the reported {uri, metadata} lists.
+		return unsupported(name, "dsl.Collected artifacts with an object-store pipeline root", "input artifact %q", key)
+	}
 	// An input not marked isArtifactList (SDKs before 2.0 did not mark
 	// Input[List[Artifact]]) still gets the list, as KFP's driver gives it.
 	if _, ok := b.in.Artifacts[key]; !ok {
