@@ -117,6 +117,9 @@ func launch(args []string) error {
 		}
 		rt.Artifacts[name] = launcher.RuntimeArtifact{URI: uri, Metadata: json.RawMessage(artifactMeta[name])}
 	}
+	if err := lists.jsonArtifacts(spec, rt.Artifacts); err != nil {
+		return fmt.Errorf("launch: %w", err)
+	}
 	if rt.ArtifactLists, err = lists.artifactLists(spec, fs.Args()); err != nil {
 		return fmt.Errorf("launch: %w", err)
 	}

@@ -96,6 +96,9 @@ func (c *compiler) reportedArtifacts() map[string]map[string]bool {
 		c.reported[src.ProducerTask][src.OutputArtifactKey] = true
 	}
 	for _, t := range c.flat {
+		if t.loop != nil && t.loop.artifacts != nil {
+			add(t.loop.artifacts)
+		}
 		for _, a := range t.Inputs.Artifacts {
 			for _, src := range a.collected {
 				add(src)
@@ -132,7 +135,7 @@ func (b *taskBuild) reportArtifacts() error {
 // collectsArtifacts says a task takes an artifact list.
 func collectsArtifacts(inputs *TaskInputs) bool {
 	for _, a := range inputs.Artifacts {
-		if a.collected != nil || a.collectedFrom != nil {
+		if a.collected != nil || a.collectedFrom != nil || a.loopItem != nil {
 			return true
 		}
 	}
@@ -201,6 +204,9 @@ func (lt launchedTask) collectArgs() []string {
 		if shape, ok := lt.itemShapes[key]; ok {
 			args = append(args, "--item-shape", key+"="+shape)
 		}
+	}
+	for _, key := range sortedKeys(lt.artifactJSON) {
+		args = append(args, "--artifact-json", key+"=$(params."+lt.artifactJSON[key]+")")
 	}
 	for _, key := range sortedKeys(lt.artifactItems) {
 		for _, p := range lt.artifactItems[key] {

@@ -191,6 +191,8 @@ type InputArtifact struct {
 	// fanned-out task.
 	collected     []*TaskOutputArtifact
 	collectedFrom *TaskOutputArtifact
+	// loopItem: the current item of a run-time loop over artifacts.
+	loopItem *flatLoop
 }
 
 // TaskOutputArtifact refers to an output artifact of another task.

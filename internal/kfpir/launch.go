@@ -98,6 +98,9 @@ type launchedTask struct {
 	artifactItems   map[string][]string
 	restArtifact    bool
 	artifactResults map[string]string
+	// artifactJSON are the params giving input artifacts as
+	// {uri, metadata}: a run-time loop's artifact items (loops.go).
+	artifactJSON map[string]string
 	// cache: the task keeps and reuses its executions (caching.go).
 	cache bool
 	// results maps output parameters to TaskSpec results.

@@ -1,6 +1,7 @@
 package kfpir
 
 import (
+	"fmt"
 	"strconv"
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
@@ -51,6 +52,11 @@ func (c *compiler) selectors(loop *flatLoop) []string {
 }
 
 func (c *compiler) itemsRef(loop *flatLoop, selector string) string {
+	if src := loop.artifacts; src != nil {
+		// A loop over artifacts: each item is one {uri, metadata}, as the
+		// fanned-out producer reported it.
+		return "$(tasks." + c.taskNames[src.ProducerTask] + ".results." + c.artifactResult(src.ProducerTask, src.OutputArtifactKey) + "[*])"
+	}
 	for j, s := range c.selectors(loop) {
 		if s == selector {
 			return "$(tasks." + c.taskNames[itemsKey(loop)] + ".results." + ItemsResult + "-" + strconv.Itoa(j) + "[*])"
@@ -62,6 +68,9 @@ func (c *compiler) itemsRef(loop *flatLoop, selector string) string {
 // itemsTask is a run-time loop's items task, with the condition tasks
 // it is the first to need (the loop's conditions guard it).
 func (c *compiler) itemsTask(loop *flatLoop) ([]tektonv1.PipelineTask, error) {
+	if loop.artifacts != nil {
+		return nil, nil // its items are its producer's results
+	}
 	if c.opts.LauncherImage == "" {
 		return nil, unsupported(loop.key, "loop (dsl.ParallelFor) over a run-time list", "its fan-out needs Options.LauncherImage (an image with %s)", LauncherPath)
 	}
@@ -142,6 +151,11 @@ func (c *compiler) fanOut(pt *tektonv1.PipelineTask, ts *tektonv1.TaskSpec, name
 	if t.loop == nil || pt.Matrix != nil {
 		return nil
 	}
+	for _, a := range t.Inputs.Artifacts {
+		if a.loopItem != nil {
+			return nil // the loop's artifact fans it out (loopArtifact)
+		}
+	}
 	for _, l := range local {
 		if l == loopItemParam {
 			return unsupported(name, "input named "+loopItemParam, "in a loop over a run-time list")
@@ -164,4 +178,32 @@ func (c *compiler) outputType(src *TaskOutputParameter) string {
 		}
 	}
 	return ""
+}
+
+// loopArtifact binds input artifact key to the item of a run-time loop
+// over artifacts: the Matrix gives each TaskRun one artifact's
+// {uri, metadata}, which the launcher takes (--artifact-json).
+func (b *taskBuild) loopArtifact(key string, a *InputArtifact) error {
+	c, name := b.c, b.name
+	if c.store != nil {
+		return unsupported(name, "loop over a run-time artifact list with an object-store pipeline root", "input artifact %q: its URI is known only in the TaskRun, after the fetch step's arguments", key)
+	}
+	if def := b.in.Artifacts[key]; def == nil {
+		return fmt.Errorf("task %q: input artifact %q is not declared by component %q", name, key, b.t.ComponentRef.Name)
+	} else if def.IsArtifactList {
+		return unsupported(name, "artifact list from a single artifact", "input artifact %q (a loop's item)", key)
+	}
+	local := paramNames.sanitise(artifactResultPrefix + key)
+	for _, l := range b.local {
+		if l == local {
+			return unsupported(name, "input parameter named "+l, "its param would be input artifact %q's", key)
+		}
+	}
+	if b.pt.Matrix != nil {
+		return unsupported(name, "two items of a run-time loop in one task", "input artifact %q", key)
+	}
+	b.ts.Params = append(b.ts.Params, tektonv1.ParamSpec{Name: local, Type: tektonv1.ParamTypeString, Description: "the loop's artifact " + key + ": its {uri, metadata} (JSON)"})
+	b.pt.Matrix = &tektonv1.Matrix{Params: tektonv1.Params{{Name: local, Value: *tektonv1.NewStructuredValues(c.itemsRef(a.loopItem, ""))}}}
+	b.launched.artifactJSON[key] = local
+	return nil
 }

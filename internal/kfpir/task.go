@@ -160,7 +160,7 @@ func (b *taskBuild) taskParams() error {
 		collectsArtifacts(b.inputs) || len(c.reportedArtifacts()[name]) > 0
 	b.launched = launchedTask{name: kfpTaskName(name), tektonName: c.taskNames[name], params: map[string]string{},
 		inURIs: map[string]string{}, inMeta: map[string]string{}, inMetaParams: map[string]map[string]string{}, results: c.results[name], items: map[string][]string{}, itemTypes: map[string]string{},
-		itemShapes: map[string]string{}, artifactItems: map[string][]string{}, artifactResults: map[string]string{}}
+		itemShapes: map[string]string{}, artifactItems: map[string][]string{}, artifactResults: map[string]string{}, artifactJSON: map[string]string{}}
 	if b.t.loop != nil {
 		b.launched.tektonName = "$(context.taskRun.name)" // one TaskRun per item
 	}
@@ -251,6 +251,12 @@ func (b *taskBuild) inputArtifacts() error {
 		a := b.inputs.Artifacts[key]
 		if a.collected != nil || a.collectedFrom != nil {
 			if err := b.artifactList(key, a); err != nil {
+				return err
+			}
+			continue
+		}
+		if a.loopItem != nil {
+			if err := b.loopArtifact(key, a); err != nil {
 				return err
 			}
 			continue
