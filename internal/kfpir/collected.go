@@ -171,6 +171,9 @@ func (b *taskBuild) artifactList(key string, a *InputArtifact) error {
 		}
 	}
 	if a.collectedFrom != nil {
+		if err := c.refuseNestedCollect(name, key, a.collectedFrom.ProducerTask); err != nil {
+			return err
+		}
 		if lt.rest != "" {
 			return unsupported(name, "two inputs collected from loops over run-time lists", "inputs %q and %q", lt.rest, key)
 		}

@@ -50,6 +50,10 @@ type flatLoop struct {
 	// the fanned-out task it comes from (its items, not items).
 	artifacts *TaskOutputArtifact
 	conds     []*flatCondition
+	// outer: a loop over a field of the item of the run-time loop outer
+	// (items is that item, with the field's selector): its tasks run once
+	// per (outer item, inner item) pair.
+	outer *flatLoop
 	// selectors are the item selectors its tasks use (loops.go).
 	selectors []string
 }

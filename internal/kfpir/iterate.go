@@ -124,10 +124,12 @@ func (f *flattener) loop(s flatScope, key string, t *TaskSpec) error {
 			iter.params[it.ItemInput] = &InputParameter{RuntimeValue: &RuntimeValue{Constant: items[i]}}
 		})
 	}
-	if err := f.runtimeLoop(s, key, policy.ParallelismLimit); err != nil {
+	loop := &flatLoop{key: key, items: list, conds: s.conds}
+	if s.loop != nil && list.loopItem == s.loop && s.loop.outer == nil && s.loop.artifacts == nil && policy.ParallelismLimit == 0 {
+		loop.outer = s.loop // over the outer loop's item: over the pairs
+	} else if err := f.runtimeLoop(s, key, policy.ParallelismLimit); err != nil {
 		return err
 	}
-	loop := &flatLoop{key: key, items: list, conds: s.conds}
 	f.loops[key] = &loopGroup{runtime: loop}
 	s.loop = loop
 	s.params = withDefaults(s.comp, s.params)
@@ -163,7 +165,7 @@ func (f *flattener) runtimeLoop(s flatScope, key string, limit int) error {
 		return unsupported(key, "parallelism limit on a loop over a run-time list", "parallelismLimit %d: Tekton's Matrix starts every iteration at once", limit)
 	}
 	if s.loop != nil {
-		return unsupported(key, "loop over a run-time list inside another", "inside %q", s.loop.key)
+		return unsupported(key, "loop over a run-time list inside another", "inside %q, over a list other than a field of its item (a cross product, or a third level)", s.loop.key)
 	}
 	return nil
 }

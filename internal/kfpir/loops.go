@@ -3,6 +3,7 @@ package kfpir
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 )
@@ -30,8 +31,14 @@ const loopItemParam = "kfp-loop-item"
 // itemsKey is the flat key of a run-time loop's items task: the loop's.
 func itemsKey(loop *flatLoop) string { return loop.key }
 
+// outerSelector prefixes, among a loop's selectors, those of the item of
+// the loop around it (a selector never holds a NUL).
+const outerSelector = "\x00outer "
+
 // selectors are the item selectors a loop's tasks use ("" for the whole
-// item, always first), each one array result of the items task.
+// item, always first; those of the outer loop's item, for a loop over a
+// field of it, prefixed by outerSelector), each one array result of the
+// items task.
 func (c *compiler) selectors(loop *flatLoop) []string {
 	if loop.selectors != nil {
 		return loop.selectors
@@ -42,8 +49,11 @@ func (c *compiler) selectors(loop *flatLoop) []string {
 			continue
 		}
 		for _, in := range t.Inputs.Parameters {
-			if in.loopItem == loop {
+			switch {
+			case in.loopItem == loop:
 				set[in.selector] = true
+			case in.loopItem != nil && in.loopItem == loop.outer:
+				set[outerSelector+in.selector] = true
 			}
 		}
 	}
@@ -78,18 +88,27 @@ func (c *compiler) itemsTask(loop *flatLoop) ([]tektonv1.PipelineTask, error) {
 	if err != nil {
 		return nil, err
 	}
-	list, _, err := c.inputValue(loop.key, "items", loop.items, "LIST")
+	items := loop.items
+	args := []string{"items", "--list", "$(params.list)"}
+	if loop.outer != nil {
+		// Over the (outer item, inner item) pairs: the outer loop's list.
+		items = loop.outer.items
+		args = append(args, "--nest", loop.items.selector)
+	}
+	list, _, err := c.inputValue(loop.key, "items", items, "LIST")
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"items", "--list", "$(params.list)"}
 	var results []tektonv1.TaskResult
 	for j, sel := range c.selectors(loop) {
 		name := ItemsResult + "-" + strconv.Itoa(j)
-		args = append(args, "--result", sel, "$(results."+name+".path)")
-		desc := "the items as text"
+		flag, desc := "--result", "the items as text"
+		if outer, ok := strings.CutPrefix(sel, outerSelector); ok {
+			flag, sel, desc = "--outer-result", outer, "the outer loop's item of each pair"
+		}
+		args = append(args, flag, sel, "$(results."+name+".path)")
 		if sel != "" {
-			desc = "the field " + sel + " of each item"
+			desc += ", the field " + sel
 		}
 		results = append(results, tektonv1.TaskResult{Name: name, Type: tektonv1.ResultsTypeArray, Description: desc})
 	}
@@ -119,14 +138,18 @@ func collects(special map[string]*InputParameter) bool {
 
 // loopParam binds input key (TaskSpec param local, spec ps) to a loop's
 // item (the Matrix) or to a loop's collected outputs.
-func (c *compiler) loopParam(pt *tektonv1.PipelineTask, ts *tektonv1.TaskSpec, lt *launchedTask, name, key, local string, ps tektonv1.ParamSpec, in *InputParameter) error {
+func (c *compiler) loopParam(pt *tektonv1.PipelineTask, ts *tektonv1.TaskSpec, lt *launchedTask, t *TaskSpec, name, key, local string, ps tektonv1.ParamSpec, in *InputParameter) error {
 	switch {
 	case in.loopItem != nil:
 		if pt.Matrix != nil {
 			return unsupported(name, "two fields of a run-time loop's item in one task", "input parameter %q: Tekton's Matrix would run every combination", key)
 		}
+		sel := in.selector
+		if in.loopItem != t.loop {
+			sel = outerSelector + sel // the outer loop's, paired with the inner items
+		}
 		ts.Params = append(ts.Params, ps)
-		pt.Matrix = &tektonv1.Matrix{Params: tektonv1.Params{{Name: local, Value: *tektonv1.NewStructuredValues(c.itemsRef(in.loopItem, in.selector))}}}
+		pt.Matrix = &tektonv1.Matrix{Params: tektonv1.Params{{Name: local, Value: *tektonv1.NewStructuredValues(c.itemsRef(t.loop, sel))}}}
 		lt.params[key] = local
 	case in.collected != nil:
 		return c.collectedParam(pt, ts, lt, name, key, local, in)
@@ -138,6 +161,9 @@ func (c *compiler) loopParam(pt *tektonv1.PipelineTask, ts *tektonv1.TaskSpec, l
 		r, ok := c.results[src.ProducerTask][src.OutputParameterKey]
 		if !ok {
 			return unsupported(name, "collected output", "task %q has no output parameter %q", src.ProducerTask, src.OutputParameterKey)
+		}
+		if err := c.refuseNestedCollect(name, key, src.ProducerTask); err != nil {
+			return err
 		}
 		ts.Params = append(ts.Params, tektonv1.ParamSpec{Name: local, Type: tektonv1.ParamTypeArray, Description: "the collected " + key})
 		pt.Params = append(pt.Params, tektonv1.Param{Name: local, Value: *tektonv1.NewStructuredValues("$(tasks." + c.taskNames[src.ProducerTask] + ".results." + r + "[*])")})
@@ -205,5 +231,15 @@ func (b *taskBuild) loopArtifact(key string, a *InputArtifact) error {
 	b.ts.Params = append(b.ts.Params, tektonv1.ParamSpec{Name: local, Type: tektonv1.ParamTypeString, Description: "the loop's artifact " + key + ": its {uri, metadata} (JSON)"})
 	b.pt.Matrix = &tektonv1.Matrix{Params: tektonv1.Params{{Name: local, Value: *tektonv1.NewStructuredValues(c.itemsRef(a.loopItem, ""))}}}
 	b.launched.artifactJSON[key] = local
+	return nil
+}
+
+// refuseNestedCollect refuses the outputs of a task of a loop inside a
+// run-time loop collected by key: Tekton gathers every pair's, not one
+// outer iteration's.
+func (c *compiler) refuseNestedCollect(name, key, producer string) error {
+	if p := c.flat[producer]; p != nil && p.loop != nil && p.loop.outer != nil {
+		return unsupported(name, "collected output of a loop inside a loop over a run-time list", "input %q from %q: Tekton gathers the results of every (outer, inner) pair", key, producer)
+	}
 	return nil
 }

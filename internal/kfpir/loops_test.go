@@ -90,3 +90,62 @@ func TestParallelismLimitOnAnUnrolledArtifactLoop(t *testing.T) {
 	tasks := byName(p.Spec.Tasks)
 	assert.Contains(t, tasks["for-loop-1-2-show"].RunAfter, "for-loop-1-1-show")
 }
+
+// TestALoopOverAFieldOfARunTimeItemRunsOverThePairs: the inner loop's
+// items task flattens the (outer item, inner item) pairs from the outer
+// loop's list, every array aligned with the pairs; a task of the inner
+// loop fans out over the one value it takes, of either item.
+func TestALoopOverAFieldOfARunTimeItemRunsOverThePairs(t *testing.T) {
+	p := compileValid(t, load(t, "loop_nested.yaml"), Options{Name: "x", LauncherImage: launcherImage})
+	tasks := byName(p.Spec.Tasks)
+	items := tasks["for-loop-2"]
+	require.NotNil(t, items.TaskSpec)
+	assert.Equal(t, "$(params.loop_parameter)", paramValue(items, "list"), "the outer loop's list")
+	args := strings.Join(items.TaskSpec.Steps[0].Args, " ")
+	assert.Contains(t, args, `--nest parseJson(string_value)["p_a"]`)
+	assert.Contains(t, args, `--result parseJson(string_value)["q_a"]`)
+	assert.Contains(t, args, `--outer-result parseJson(string_value)["p_b"]`)
+
+	refs := map[string]string{}
+	for _, name := range []string{"show-2", "show-3"} {
+		pt := tasks[name]
+		require.NotNil(t, pt.Matrix, name)
+		require.Len(t, pt.Matrix.Params, 1, name)
+		refs[name] = pt.Matrix.Params[0].Value.StringVal
+		assert.Contains(t, refs[name], "$(tasks.for-loop-2.results.items-", name)
+	}
+	assert.NotEqual(t, refs["show-2"], refs["show-3"], "the inner item's field, the outer item's")
+	assert.Contains(t, tasks["show"].Matrix.Params[0].Value.StringVal, "$(tasks.for-loop-1.results.items-", "a task of the outer loop fans out over its items")
+}
+
+func TestNestedRunTimeLoopRefusals(t *testing.T) {
+	for name, tc := range map[string]struct {
+		mutate  func(*PipelineSpec)
+		feature string
+	}{
+		"both items in one task": {func(s *PipelineSpec) {
+			s.Components["comp-show"].InputDefinitions.Parameters["b"] = &ParameterSpec{ParameterType: "STRING"}
+			s.Components["comp-for-loop-2"].DAG.Tasks["show-2"].Inputs.Parameters["b"] = &InputParameter{
+				ComponentInputParameter: "pipelinechannel--loop_parameter-loop-item", ParameterExpression: `parseJson(string_value)["p_b"]`}
+		}, "two fields of a run-time loop's item in one task"},
+		"a cross product": {func(s *PipelineSpec) {
+			s.Components["comp-for-loop-1"].DAG.Tasks["for-loop-2"].Inputs.Parameters["pipelinechannel--loop_parameter-loop-item-subvar-p_a"] = &InputParameter{
+				ComponentInputParameter: "pipelinechannel--loop_parameter"}
+		}, "loop over a run-time list inside another"},
+		"a parallelism limit": {func(s *PipelineSpec) {
+			s.Components["comp-for-loop-1"].DAG.Tasks["for-loop-2"].IteratorPolicy = raw(`{"parallelismLimit": 1}`)
+		}, "parallelism limit on a loop over a run-time list"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			spec := load(t, "loop_nested.yaml")
+			if name == "a cross product" {
+				spec.Components["comp-for-loop-1"].DAG.Tasks["for-loop-2"].Inputs.Parameters["pipelinechannel--loop_parameter"] = &InputParameter{ComponentInputParameter: "pipelinechannel--loop_parameter"}
+			}
+			tc.mutate(spec)
+			_, err := Compile(spec, Options{Name: "x", LauncherImage: launcherImage})
+			var ue *UnsupportedError
+			require.ErrorAs(t, err, &ue)
+			assert.Contains(t, ue.Feature, tc.feature)
+		})
+	}
+}

@@ -197,7 +197,7 @@ func (b *taskBuild) taskParam(key string) error {
 		return fmt.Errorf("task %q: input parameter %q: %w", b.name, key, err)
 	}
 	if sp := b.special[key]; sp != nil {
-		return b.c.loopParam(&b.pt, &b.ts, &b.launched, b.name, key, b.local[key], ps, sp)
+		return b.c.loopParam(&b.pt, &b.ts, &b.launched, b.t, b.name, key, b.local[key], ps, sp)
 	}
 	v, given := b.bound[key]
 	switch {
