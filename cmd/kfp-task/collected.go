@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/launcher"
@@ -12,19 +14,23 @@ import (
 
 // Collected outputs of loops (dsl.Collected) beyond flat parameter lists:
 // the lists of lists of nested loops (--item-shape) and artifact lists
-// (--artifact-item, --artifact-rest).
+// (--artifact-item, --artifact-rest), and the single artifacts a loop over
+// an artifact list gives each iteration (--artifact-json).
 
 // collectedFlags are launch's flags for nested lists and artifact lists.
 type collectedFlags struct {
 	shapes        namedFlags
 	artifactItems listFlags
 	artifactRest  string
+	artifactJSON  namedFlags
 }
 
 func (c *collectedFlags) register(fs *flag.FlagSet) {
 	c.shapes = namedFlags{}
 	fs.Var(c.shapes, "item-shape", "NAME=JSON: how the items of NAME nest: a count is a list of that many items, a list of shapes a list of such lists ([3,3]: two lists of three)")
 	fs.Var(&c.artifactItems, "artifact-item", "NAME=JSON: the next item ({uri, metadata}) of the input artifact list NAME; repeatable, in order")
+	c.artifactJSON = namedFlags{}
+	fs.Var(c.artifactJSON, "artifact-json", "NAME=JSON: input artifact NAME as its producer reported it ({uri, metadata}): a loop's item, a dsl.OneOf selector's result; repeatable")
 	fs.StringVar(&c.artifactRest, "artifact-rest", "", "NAME: the items of the input artifact list NAME are the arguments after -- ({uri, metadata} each)")
 }
 
@@ -126,4 +132,24 @@ func (c *collectedFlags) artifactLists(spec launcher.Spec, rest []string) (map[s
 		}
 	}
 	return out, nil
+}
+
+// jsonArtifacts adds to artifacts each --artifact-json: an input artifact
+// (not a list) given as its producer reported it.
+func (c *collectedFlags) jsonArtifacts(spec launcher.Spec, artifacts map[string]launcher.RuntimeArtifact) error {
+	for _, name := range slices.Sorted(maps.Keys(c.artifactJSON)) {
+		text := c.artifactJSON[name]
+		a, ok := spec.Inputs.Artifacts[name]
+		if _, dup := artifacts[name]; !ok || a.List || dup {
+			return fmt.Errorf("--artifact-json %s: not an input artifact, a list, or given --artifact too", name)
+		}
+		var ra launcher.RuntimeArtifact
+		dec := json.NewDecoder(strings.NewReader(text))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&ra); err != nil || ra.URI == "" {
+			return fmt.Errorf("--artifact-json %s: %q is not an artifact's {uri, metadata}", name, text)
+		}
+		artifacts[name] = ra
+	}
+	return nil
 }

@@ -57,8 +57,6 @@ func launch(args []string) error {
 	fs.Var(params, "param", "NAME=TEXT: an input parameter's value; repeatable (absent: not given)")
 	fs.Var(artifacts, "artifact", "NAME=URI: an input artifact; repeatable")
 	fs.Var(artifactMeta, "artifact-metadata", "NAME=JSON: an input artifact's metadata; repeatable")
-	artifactJSON := namedFlags{}
-	fs.Var(artifactJSON, "artifact-json", "NAME=JSON: an input artifact as its {uri, metadata} (a dsl.OneOf selector's result); repeatable")
 	metaParams := namedFlags{}
 	fs.Var(metaParams, "artifact-metadata-param", "ARTIFACT:PARAM=TEXT: fills {{$.inputs.parameters['PARAM']}} in ARTIFACT's metadata (an importer's); repeatable")
 	fs.Var(results, "result", "NAME=PATH: where output parameter NAME's text goes (a Tekton result); repeatable")
@@ -119,6 +117,9 @@ func launch(args []string) error {
 		}
 		rt.Artifacts[name] = launcher.RuntimeArtifact{URI: uri, Metadata: json.RawMessage(artifactMeta[name])}
 	}
+	if err := lists.jsonArtifacts(spec, rt.Artifacts); err != nil {
+		return fmt.Errorf("launch: %w", err)
+	}
 	if rt.ArtifactLists, err = lists.artifactLists(spec, fs.Args()); err != nil {
 		return fmt.Errorf("launch: %w", err)
 	}
@@ -128,9 +129,6 @@ func launch(args []string) error {
 		}
 	}
 	if err := inputArtifacts(rt, metaParams); err != nil {
-		return fmt.Errorf("launch: task %q: %w", spec.Task, err)
-	}
-	if err := selectedArtifacts(rt, artifactJSON); err != nil {
 		return fmt.Errorf("launch: task %q: %w", spec.Task, err)
 	}
 

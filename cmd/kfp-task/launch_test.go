@@ -299,3 +299,55 @@ func TestCollectedListsOfNestedLoopsAreListsOfLists(t *testing.T) {
 	}
 	assert.ErrorContains(t, nestLists(map[string]string{}, namedFlags{"x": "[1]"}), "for no collected input")
 }
+
+// TestLaunchGivesALoopItsArtifact: an iteration of a loop over an
+// artifact list takes one artifact as its producer reported it
+// (--artifact-json, one Matrix item).
+func TestLaunchGivesALoopItsArtifact(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	t.Setenv("KFP_TASK_TEST_EXECUTOR", "1")
+	dir := t.TempDir()
+	file := filepath.Join(dir, "make-1", "out")
+	require.NoError(t, os.MkdirAll(filepath.Dir(file), 0o755))
+	require.NoError(t, os.WriteFile(file, []byte("two"), 0o644))
+	item := `{"uri": "file://` + file + `", "metadata": {"length": 3}}`
+	s := launcher.Spec{
+		Task: "show",
+		Inputs: launcher.Inputs{
+			Parameters: map[string]launcher.Parameter{"a": {Type: launcher.TypeDouble}},
+			Artifacts:  map[string]launcher.Artifact{"data": {SchemaTitle: "system.Dataset"}},
+		},
+		Outputs: launcher.Outputs{
+			Parameters: map[string]launcher.Parameter{"Output": {Type: launcher.TypeDouble}},
+			Artifacts:  map[string]launcher.Artifact{"model": {SchemaTitle: "system.Model"}},
+		},
+		Command: []string{self},
+		Args:    []string{"--executor_input", "{{$}}", "--function_to_execute", "show"},
+	}
+	data, err := json.Marshal(s)
+	require.NoError(t, err)
+	args := func(task string, extra ...string) []string {
+		return append([]string{"--spec", string(data), "--param", "a=1", "--output-uri", "file://" + filepath.Join(dir, task),
+			"--output-dir", filepath.Join(dir, task, "outputs"), "--result", "Output=" + filepath.Join(dir, task, "result"), "--pipeline-root", "file://" + dir}, extra...)
+	}
+	require.NoError(t, launch(args("show", "--artifact-json", "data="+item)))
+	b, err := os.ReadFile(filepath.Join(dir, "show", "model"))
+	require.NoError(t, err)
+	assert.Equal(t, "model of two", string(b))
+
+	for extra, want := range map[string][]string{
+		"not an artifact": {"--artifact-json", "data=file:///x"},
+		"no such input":   {"--artifact-json", "other=" + item},
+		"given twice":     {"--artifact-json", "data=" + item, "--artifact", "data=file://" + file},
+	} {
+		assert.Error(t, launch(args("bad", want...)), extra)
+	}
+	var ra launcher.RuntimeArtifact
+	c := collectedFlags{artifactJSON: namedFlags{"data": item}}
+	got := map[string]launcher.RuntimeArtifact{}
+	require.NoError(t, c.jsonArtifacts(s, got))
+	ra = got["data"]
+	assert.Equal(t, "file://"+file, ra.URI)
+	assert.JSONEq(t, `{"length": 3}`, string(ra.Metadata), "the producer's metadata reaches the executor input")
+}

@@ -1,17 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/launcher"
 )
 
 // oneof carries a dsl.OneOf output past Tekton's skipping: a task that
@@ -83,27 +78,4 @@ func selectValue(result string, candidates []string) error {
 		return os.WriteFile(result, value, 0o644)
 	}
 	return fmt.Errorf("oneof select: more than one branch produced the dsl.OneOf value (%s)", strings.Join(found, ", "))
-}
-
-// selectedArtifacts adds to rt the input artifacts given whole as
-// {uri, metadata} (--artifact-json: a dsl.OneOf selector's result, what
-// --artifact-result of the branch's producer wrote), after the others
-// are checked: their metadata is the producer's, no importer's to fill.
-func selectedArtifacts(rt launcher.Runtime, given namedFlags) error {
-	for _, name := range slices.Sorted(maps.Keys(given)) {
-		if _, dup := rt.Artifacts[name]; dup {
-			return fmt.Errorf("input artifact %q given as --artifact and as --artifact-json", name)
-		}
-		var a launcher.RuntimeArtifact
-		dec := json.NewDecoder(strings.NewReader(given[name]))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&a); err != nil || a.URI == "" {
-			return fmt.Errorf("--artifact-json %s: %q is not an artifact's {uri, metadata}", name, given[name])
-		}
-		if err := launcher.CheckInputStore(a.URI, rt.PipelineRoot); err != nil {
-			return err
-		}
-		rt.Artifacts[name] = a
-	}
-	return nil
 }

@@ -85,5 +85,5 @@ func TestOneOfCarriesAnArtifact(t *testing.T) {
 	assert.ErrorContains(t, launch(append(common("bad"), "--artifact-json", "data=file:///x")), `is not an artifact's {uri, metadata}`)
 	assert.ErrorContains(t, launch(append(common("bad"), "--artifact-json", `data={"uri": "file:///etc/passwd"}`)), "is not under the pipeline root")
 	assert.ErrorContains(t, launch(append(common("bad"), "--artifact-json", "data="+string(chosen),
-		"--artifact", "data=file://"+filepath.Join(dir, "data.csv"))), "given as --artifact and as --artifact-json")
+		"--artifact", "data=file://"+filepath.Join(dir, "data.csv"))), "or given --artifact too")
 }

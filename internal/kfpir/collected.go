@@ -99,6 +99,9 @@ func (c *compiler) reportedArtifacts() map[string]map[string]bool {
 		add(src)
 	}
 	for _, t := range c.flat {
+		if t.loop != nil && t.loop.artifacts != nil {
+			add(t.loop.artifacts)
+		}
 		for _, a := range t.Inputs.Artifacts {
 			for _, src := range a.collected {
 				add(src)
@@ -135,7 +138,7 @@ func (b *taskBuild) reportArtifacts() error {
 // collectsArtifacts says a task takes an artifact list.
 func collectsArtifacts(inputs *TaskInputs) bool {
 	for _, a := range inputs.Artifacts {
-		if a.collected != nil || a.collectedFrom != nil {
+		if a.collected != nil || a.collectedFrom != nil || a.loopItem != nil {
 			return true
 		}
 	}
@@ -175,6 +178,9 @@ func (b *taskBuild) artifactList(key string, a *InputArtifact) error {
 		}
 	}
 	if a.collectedFrom != nil {
+		if err := c.refuseNestedCollect(name, key, a.collectedFrom.ProducerTask); err != nil {
+			return err
+		}
 		if lt.rest != "" {
 			return unsupported(name, "two inputs collected from loops over run-time lists", "inputs %q and %q", lt.rest, key)
 		}
@@ -208,6 +214,9 @@ func (lt launchedTask) collectArgs() []string {
 		if shape, ok := lt.itemShapes[key]; ok {
 			args = append(args, "--item-shape", key+"="+shape)
 		}
+	}
+	for _, key := range sortedKeys(lt.artifactJSON) {
+		args = append(args, "--artifact-json", key+"=$(params."+lt.artifactJSON[key]+")")
 	}
 	for _, key := range sortedKeys(lt.artifactItems) {
 		for _, p := range lt.artifactItems[key] {

@@ -320,9 +320,9 @@ func TestCompileRefusesUnsupportedFeatures(t *testing.T) {
 		{name: "iterator policy", mutate: func(s *PipelineSpec) {
 			s.Root.DAG.Tasks["train"].IteratorPolicy = raw(`{"parallelismLimit":2}`)
 		}, feature: "loop", task: "train"},
-		{name: "artifact loop", mutate: func(s *PipelineSpec) {
+		{name: "artifact loop on a container task", mutate: func(s *PipelineSpec) {
 			s.Root.DAG.Tasks["evaluate"].ArtifactIter = raw(`{"items":{"inputArtifact":"x"},"itemInput":"y"}`)
-		}, feature: "loop (dsl.ParallelFor over artifacts)", task: "evaluate"},
+		}, feature: "loop (dsl.ParallelFor) over a container task", task: "evaluate"},
 		{name: "exit task", mutate: func(s *PipelineSpec) {
 			s.Root.DAG.Tasks["evaluate"].TriggerPolicy = &TriggerPolicy{Strategy: "ALL_UPSTREAM_TASKS_COMPLETED"}
 		}, feature: "pipeline output from an exit task", task: ""},

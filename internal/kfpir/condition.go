@@ -85,7 +85,9 @@ func (c *compiler) tektonTaskKeys() []string {
 	for key, t := range c.flat {
 		set[key] = true
 		if t.loop != nil {
-			set[itemsKey(t.loop)] = true
+			if t.loop.artifacts == nil {
+				set[itemsKey(t.loop)] = true
+			}
 			for _, cond := range t.loop.conds {
 				if needsGate(cond) {
 					set[c.gateKey(cond)] = true

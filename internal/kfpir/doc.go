@@ -73,7 +73,17 @@
 //     out with Tekton's Matrix from an items task (kfp-task items); item
 //     fields (parseJson selectors) are applied as KFP's driver does;
 //     dsl.Collected outputs reach the consumer as a typed LIST, a list of
-//     lists over nested unrolled loops (as KFP collects them).
+//     lists over nested unrolled loops (as KFP collects them). A run-time
+//     loop over a field of a run-time loop's item runs over the (outer
+//     item, inner item) pairs: its items task flattens them from the outer
+//     list (kfp-task items --nest), every array aligned with the pairs, and
+//     each inner task fans out over the one value it takes. A loop over
+//     artifacts (iterate.go) collected from an unrolled loop is unrolled,
+//     each iteration taking one producer's artifact; over those of a
+//     fanned-out task it is a Matrix over the producer's gathered
+//     kfp-artifact-<name> results, the launcher taking one {uri, metadata}
+//     per TaskRun (--artifact-json). A DAG's tasks are inlined producers
+//     first, so such a list's producer is known when its loop is.
 //   - Artifact lists (collected.go): dsl.Collected artifacts of a loop
 //     reach the consumer's executor input as KFP's driver gives them,
 //     inputs.artifacts[name].artifacts one per iteration (flat over
@@ -217,8 +227,12 @@
 // # Refused
 //
 // Everything else in the IR is refused with an *UnsupportedError naming the
-// feature and, where there is one, the KFP task: loops over artifacts, a
-// loop over a run-time list inside another or with a parallelismLimit,
+// feature and, where there is one, the KFP task: loops over a pipeline
+// input artifact list or (with an object-store root) over a run-time one,
+// a loop over a run-time list inside another other than over a field of
+// its item (a cross product, a third level) or with a parallelismLimit, a
+// task of such an inner loop taking two item values (Tekton's Matrix would
+// cross them), a condition on a run-time loop's item,
 // data passed between the tasks of a loop over a run-time list, collected
 // outputs of a loop over a run-time list nested in another loop, output
 // artifact lists (List[Artifact] outputs), pipeline output artifacts

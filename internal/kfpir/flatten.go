@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -47,7 +46,14 @@ type flatCondition struct {
 type flatLoop struct {
 	key   string
 	items *InputParameter // the list, resolved
-	conds []*flatCondition
+	// artifacts: a loop over an artifact list, the output artifact of
+	// the fanned-out task it comes from (its items, not items).
+	artifacts *TaskOutputArtifact
+	conds     []*flatCondition
+	// outer: a loop over a field of the item of the run-time loop outer
+	// (items is that item, with the field's selector): its tasks run once
+	// per (outer item, inner item) pair.
+	outer *flatLoop
 	// selectors are the item selectors its tasks use (loops.go).
 	selectors []string
 }
@@ -186,7 +192,7 @@ func (f *flattener) dag(s flatScope) error {
 	if s.depth > maxNesting {
 		return fmt.Errorf("kfp IR: DAGs nested more than %d deep at %q (does a component contain itself?)", maxNesting, strings.TrimSuffix(s.path, "/"))
 	}
-	for _, name := range sortedKeys(s.comp.DAG.Tasks) {
+	for _, name := range dagOrder(s.comp.DAG) {
 		if err := f.task(s, name); err != nil {
 			return err
 		}
@@ -223,10 +229,7 @@ func (f *flattener) task(s flatScope, name string) error {
 	if err := refuseInExitPipeline(s, key, t, comp); err != nil {
 		return err
 	}
-	if len(t.ArtifactIter) > 0 {
-		return unsupported(key, "loop (dsl.ParallelFor over artifacts)", "artifactIterator")
-	}
-	isLoop := len(t.ParameterIter) > 0 || len(t.IteratorPolicy) > 0
+	isLoop := len(t.ParameterIter) > 0 || len(t.ArtifactIter) > 0 || len(t.IteratorPolicy) > 0
 	if comp.DAG == nil {
 		if isLoop {
 			return unsupported(key, "loop (dsl.ParallelFor) over a container task", "an iterator on a task that is not a DAG")
@@ -361,91 +364,6 @@ func (f *flattener) selected(s flatScope, key, k string, in *InputParameter) (*I
 		return &InputParameter{loopItem: v.loopItem, selector: sel}, nil
 	}
 	return nil, unsupported(key, "parameter expression selector on a value known only at run time", "input parameter %q (%s) is not a loop's item", k, sel)
-}
-
-// loop inlines a dsl.ParallelFor group (scope s is its inside): unrolled
-// when its list is known when compiling (a raw list, or a constant),
-// iteration i after iteration i-parallelismLimit; otherwise a run-time
-// loop.
-func (f *flattener) loop(s flatScope, key string, t *TaskSpec) error {
-	var it struct {
-		ItemInput string `json:"itemInput"`
-		Items     struct {
-			Raw            string `json:"raw"`
-			InputParameter string `json:"inputParameter"`
-		} `json:"items"`
-	}
-	var policy struct {
-		ParallelismLimit int `json:"parallelismLimit"`
-	}
-	if err := json.Unmarshal(t.ParameterIter, &it); err != nil || it.ItemInput == "" {
-		return fmt.Errorf("task %q: parameterIterator without itemInput", key)
-	}
-	if len(t.IteratorPolicy) > 0 {
-		if err := json.Unmarshal(t.IteratorPolicy, &policy); err != nil {
-			return fmt.Errorf("task %q: iteratorPolicy: %w", key, err)
-		}
-	}
-	var list *InputParameter
-	switch {
-	case it.Items.Raw != "":
-		list = &InputParameter{RuntimeValue: &RuntimeValue{Constant: json.RawMessage(strconv.Quote(it.Items.Raw))}}
-	case it.Items.InputParameter != "":
-		if list = s.params[it.Items.InputParameter]; list == nil {
-			return fmt.Errorf("task %q: the loop's list %q is not bound", key, it.Items.InputParameter)
-		}
-	default:
-		return fmt.Errorf("task %q: parameterIterator has no items", key)
-	}
-	if list.RuntimeValue != nil {
-		items, err := constantList(list.RuntimeValue.Constant)
-		if err != nil {
-			return fmt.Errorf("task %q: the loop's items: %w", key, err)
-		}
-		if len(items) > maxUnrolled {
-			return unsupported(key, "loop over more than 200 items known when compiling", "%d items: each is a copy of the loop's tasks", len(items))
-		}
-		f.loops[key] = &loopGroup{n: len(items)}
-		for i, item := range items {
-			iter := s
-			iter.path = key + "/" + strconv.Itoa(i) + "/"
-			iter.params = withDefaults(s.comp, s.params)
-			iter.params[it.ItemInput] = &InputParameter{RuntimeValue: &RuntimeValue{Constant: item}}
-			if limit := policy.ParallelismLimit; limit > 0 && i >= limit {
-				iter.after = append(slices.Clip(s.after), key+"/"+strconv.Itoa(i-limit))
-			}
-			if err := f.dag(iter); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if policy.ParallelismLimit > 0 {
-		return unsupported(key, "parallelism limit on a loop over a run-time list", "parallelismLimit %d: Tekton's Matrix starts every iteration at once", policy.ParallelismLimit)
-	}
-	if s.loop != nil {
-		return unsupported(key, "loop over a run-time list inside another", "inside %q", s.loop.key)
-	}
-	loop := &flatLoop{key: key, items: list, conds: s.conds}
-	f.loops[key] = &loopGroup{runtime: loop}
-	s.loop = loop
-	s.params = withDefaults(s.comp, s.params)
-	s.params[it.ItemInput] = &InputParameter{loopItem: loop}
-	return f.dag(s)
-}
-
-// constantList is a loop's items from a constant: a JSON list, or text
-// holding one (the SDK writes a raw list as text).
-func constantList(raw json.RawMessage) ([]json.RawMessage, error) {
-	var text string
-	if json.Unmarshal(raw, &text) == nil {
-		raw = json.RawMessage(text)
-	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, fmt.Errorf("%s is not a JSON list", raw)
-	}
-	return items, nil
 }
 
 func (f *flattener) artifact(s flatScope, key, k string, in *InputArtifact) (*InputArtifact, error) {

@@ -192,6 +192,8 @@ type InputArtifact struct {
 	collected     []*TaskOutputArtifact
 	collectedFrom *TaskOutputArtifact
 	oneOf         *oneOfOutput // a dsl.OneOf output: its selector task (oneof.go)
+	// loopItem: the current item of a run-time loop over artifacts.
+	loopItem *flatLoop
 }
 
 // TaskOutputArtifact refers to an output artifact of another task.

@@ -101,6 +101,9 @@ type launchedTask struct {
 	// oneOfArtifacts are the params of the input artifacts from dsl.OneOf,
 	// each an artifact's {uri, metadata} (oneof.go).
 	oneOfArtifacts map[string]string
+	// artifactJSON are the params giving input artifacts as
+	// {uri, metadata}: a run-time loop's artifact items (loops.go).
+	artifactJSON map[string]string
 	// cache: the task keeps and reuses its executions (caching.go).
 	cache bool
 	// results maps output parameters to TaskSpec results.

@@ -45,9 +45,9 @@ func (f *flattener) resolveAll() error {
 			}
 			t.Inputs.Artifacts[k] = r
 		}
-		if t.loop != nil {
+		for loop := t.loop; loop != nil; loop = loop.outer {
 			var err error
-			if t.loop.items, err = f.resolveParam(t.loop.key, t.loop.items); err != nil {
+			if loop.items, err = f.resolveParam(loop.key, loop.items); err != nil {
 				return err
 			}
 		}

@@ -160,7 +160,8 @@ func (b *taskBuild) taskParams() error {
 		collectsArtifacts(b.inputs) || len(c.reportedArtifacts()[name]) > 0 || takesOneOfArtifact(b.inputs)
 	b.launched = launchedTask{name: kfpTaskName(name), tektonName: c.taskNames[name], params: map[string]string{},
 		inURIs: map[string]string{}, inMeta: map[string]string{}, inMetaParams: map[string]map[string]string{}, results: c.results[name], items: map[string][]string{}, itemTypes: map[string]string{},
-		itemShapes: map[string]string{}, artifactItems: map[string][]string{}, artifactResults: map[string]string{}, oneOfArtifacts: map[string]string{}}
+		itemShapes: map[string]string{}, artifactItems: map[string][]string{}, artifactResults: map[string]string{}, oneOfArtifacts: map[string]string{},
+		artifactJSON: map[string]string{}}
 	if b.t.loop != nil {
 		b.launched.tektonName = "$(context.taskRun.name)" // one TaskRun per item
 	}
@@ -197,7 +198,7 @@ func (b *taskBuild) taskParam(key string) error {
 		return fmt.Errorf("task %q: input parameter %q: %w", b.name, key, err)
 	}
 	if sp := b.special[key]; sp != nil {
-		return b.c.loopParam(&b.pt, &b.ts, &b.launched, b.name, key, b.local[key], ps, sp)
+		return b.c.loopParam(&b.pt, &b.ts, &b.launched, b.t, b.name, key, b.local[key], ps, sp)
 	}
 	v, given := b.bound[key]
 	switch {
@@ -257,6 +258,12 @@ func (b *taskBuild) inputArtifacts() error {
 		}
 		if a.oneOf != nil {
 			if err := b.oneOfInput(key, a.oneOf); err != nil {
+				return err
+			}
+			continue
+		}
+		if a.loopItem != nil {
+			if err := b.loopArtifact(key, a); err != nil {
 				return err
 			}
 			continue
