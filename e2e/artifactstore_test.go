@@ -38,14 +38,13 @@ func storeKeys(t *testing.T, ns string) (access, secret string) {
 	return string(keys.Data["accessKey"]), string(keys.Data["secretKey"])
 }
 
-// storeClient reaches the store from the test, by its Service's address.
-func storeClient(t *testing.T, access, secret string) *transfer.Client {
+// storeEndpoint is the store's Service address: the local cluster runs
+// no cluster DNS, so steps and the test reach it by its cluster IP.
+func storeEndpoint(t *testing.T) string {
 	t.Helper()
 	var svc corev1.Service
 	require.NoError(t, cl.Get(context.Background(), client.ObjectKey{Namespace: storeNamespace, Name: "seaweedfs"}, &svc))
-	c, err := transfer.New(transfer.Config{Endpoint: svc.Spec.ClusterIP + ":8333", Insecure: true, AccessKey: access, SecretKey: secret})
-	require.NoError(t, err)
-	return c
+	return svc.Spec.ClusterIP + ":8333"
 }
 
 // TestArtifactsRoundTripThroughTheLocalS3Store runs the demo pipeline
@@ -56,8 +55,9 @@ func storeClient(t *testing.T, access, secret string) *transfer.Client {
 func TestArtifactsRoundTripThroughTheLocalS3Store(t *testing.T) {
 	ns := namespace(t, "e2e-s3")
 	access, secret := storeKeys(t, ns)
-	repo := fmt.Sprintf(`{"s3":{"bucket":%q,"keyPrefix":"e2e","endpoint":"seaweedfs.%s:8333","insecure":true,`+
-		`"accessKeySecret":{"name":"s3-keys","key":"accessKey"},"secretKeySecret":{"name":"s3-keys","key":"secretKey"}}}`, storeBucket, storeNamespace)
+	endpoint := storeEndpoint(t)
+	repo := fmt.Sprintf(`{"s3":{"bucket":%q,"keyPrefix":"e2e","endpoint":%q,"insecure":true,`+
+		`"accessKeySecret":{"name":"s3-keys","key":"accessKey"},"secretKeySecret":{"name":"s3-keys","key":"secretKey"}}}`, storeBucket, endpoint)
 	run(t, filepath.Join(root, "bin", "helm"), "install", "kfp", filepath.Join(root, "config", "helm", "kfp-tekton-provider"),
 		"--namespace", ns, "-f", filepath.Join(root, "config", "provider", "values.yaml"),
 		"--set", "provider.image="+images["TEKTON_PROVIDER_IMAGE"],
@@ -77,7 +77,8 @@ func TestArtifactsRoundTripThroughTheLocalS3Store(t *testing.T) {
 	assert.Regexp(t, `\[evaluate : main\] accuracy 0\.\d{4}`, logs, "evaluate read the model and the dataset fetched from the store")
 	assert.Contains(t, logs, "[train : store] kfp-task store: s3://"+storeBucket+"/e2e/"+ns+"/"+pr.Name+"/train/model")
 
-	store := storeClient(t, access, secret)
+	store, err := transfer.New(transfer.Config{Endpoint: endpoint, Insecure: true, AccessKey: access, SecretKey: secret})
+	require.NoError(t, err)
 	local := t.TempDir()
 	for _, artifact := range []string{"generate/dataset", "train/model"} {
 		o := objectstore.Object{Scheme: "s3", Bucket: storeBucket, Key: "e2e/" + ns + "/" + pr.Name + "/" + artifact}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The local cluster's artifact store (DESIGN §14): SeaweedFS (Apache-2.0,
 # built from the Go module proxy into bin/weed) serving S3 inside the cluster
-# only, at seaweedfs.kfp-artifact-store:8333, with the bucket kfp-artifacts.
+# only, on port 8333 of the Service kfp-artifact-store/seaweedfs (by cluster
+# IP: the local cluster runs no DNS), with the bucket kfp-artifacts.
 # Its keys are made here at random, once, into the Secret
 # kfp-artifact-store/s3-keys (accessKey, secretKey): a Provider's namespace
 # gets a copy to name in its artifactRepository.s3. Runs inside the cluster's
