@@ -20,8 +20,12 @@ import (
 // Without a workspace that outlives the run (Options.Caching false) the
 // tasks run every time and the Pipeline's AnnotationCaching says so.
 const (
-	// CacheDir is the cache's directory under the pipeline root.
+	// CacheDir is the cache's directory under the pipeline root (under
+	// CacheMount with an object-store root).
 	CacheDir = ".kfp-cache"
+	// CacheMount is where a caching task of an object-store root mounts
+	// the artifacts workspace, which then holds only the cache.
+	CacheMount = "/kfp-cache"
 	// CachingParam is the Pipeline param switching caching for a run.
 	CachingParam = "kfp-enable-caching"
 	// CachedResult is a caching task's result: true when reused.
@@ -32,8 +36,19 @@ const (
 )
 
 // caching says tasks may keep and reuse their executions: the run's
-// artifacts volume outlives it. An object-store root has no volume.
-func (c *compiler) caching() bool { return c.opts.Caching && c.store == nil }
+// artifacts volume outlives it. With an object-store root, the volume
+// holds only the cache, mounted at CacheMount in the tasks that cache:
+// a hit restores the outputs locally, and the store step uploads them
+// as this run's.
+func (c *compiler) caching() bool { return c.opts.Caching }
+
+// cacheDir is where the cache is in a task's file system.
+func (c *compiler) cacheDir() string {
+	if c.store != nil {
+		return CacheMount + "/" + CacheDir
+	}
+	return c.rootPath + "/" + CacheDir
+}
 
 // cached makes a launched task keep and reuse its executions.
 func (c *compiler) cached(pt *tektonv1.PipelineTask, ts *tektonv1.TaskSpec, lt *launchedTask, name string, local map[string]string) error {
@@ -52,6 +67,10 @@ func (c *compiler) cached(pt *tektonv1.PipelineTask, ts *tektonv1.TaskSpec, lt *
 	pt.Params = append(pt.Params, tektonv1.Param{Name: CachingParam, Value: *tektonv1.NewStructuredValues("$(params." + CachingParam + ")")})
 	ts.Results = append(ts.Results, tektonv1.TaskResult{Name: CachedResult, Type: tektonv1.ResultsTypeString,
 		Description: "true when the outputs of an earlier execution were reused"})
+	if c.store != nil {
+		ts.Workspaces = append(ts.Workspaces, tektonv1.WorkspaceDeclaration{Name: ArtifactsWorkspace, MountPath: CacheMount})
+		pt.Workspaces = append(pt.Workspaces, tektonv1.WorkspacePipelineTaskBinding{Name: ArtifactsWorkspace, Workspace: ArtifactsWorkspace})
+	}
 	lt.cache = true
 	c.caches = true
 	return nil
@@ -69,7 +88,12 @@ func (c *compiler) cachingParam(p *tektonv1.Pipeline) error {
 		p.Spec.Params = append(p.Spec.Params, tektonv1.ParamSpec{Name: CachingParam, Type: tektonv1.ParamTypeString,
 			Description: "KFP's caching for this run: true (reuse and store executions) or false (every task runs)",
 			Default:     tektonv1.NewStructuredValues("true")})
-		setAnnotation(p, AnnotationCaching, "on: tasks asking for caching reuse executions from "+c.rootURI+"/"+CacheDir)
+		where := c.rootURI + "/" + CacheDir
+		if c.store != nil {
+			where = "the artifacts volume's " + CacheDir + " (artifacts in " + c.rootURI + ")"
+			p.Spec.Workspaces = append(p.Spec.Workspaces, tektonv1.PipelineWorkspaceDeclaration{Name: ArtifactsWorkspace, Description: "KFP's cache"})
+		}
+		setAnnotation(p, AnnotationCaching, "on: tasks asking for caching reuse executions from "+where)
 		return nil
 	}
 	var asking []string
@@ -79,11 +103,8 @@ func (c *compiler) cachingParam(p *tektonv1.Pipeline) error {
 		}
 	}
 	if len(asking) > 0 {
-		why := "the artifacts volume does not outlive the run"
-		if c.store != nil {
-			why = "the cache is kept on the artifacts volume, and this pipeline's root is the object store " + c.rootURI
-		}
-		setAnnotation(p, AnnotationCaching, "off: "+why+", so "+strings.Join(asking, ", ")+" run every time")
+		setAnnotation(p, AnnotationCaching, "off: the artifacts volume does not outlive the run, so "+
+			strings.Join(asking, ", ")+" run every time")
 	}
 	return nil
 }

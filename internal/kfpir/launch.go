@@ -232,7 +232,7 @@ func (c *compiler) launchSteps(lt launchedTask, exec *ContainerSpec) ([]tektonv1
 		"--job-name", "$(context.pipelineRun.name)", "--job-uid", "$(context.pipelineRun.uid)",
 		"--task-uid", "$(context.taskRun.uid)")
 	if lt.cache {
-		args = append(args, "--cache-dir", c.rootPath+"/"+CacheDir, "--caching", "$(params."+CachingParam+")",
+		args = append(args, "--cache-dir", c.cacheDir(), "--caching", "$(params."+CachingParam+")",
 			"--image", exec.Image, "--cached-result", "$(results."+CachedResult+".path)")
 	}
 	if lt.rest != "" {

@@ -12,7 +12,7 @@ func s3Options() Options {
 	key := func(k string) *corev1.SecretKeySelector {
 		return &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "store-keys"}, Key: k}
 	}
-	return Options{Name: "demo", LauncherImage: launcherImage, Caching: true,
+	return Options{Name: "demo", LauncherImage: launcherImage,
 		PipelineRoot: "s3://artifacts/kfp/team-a",
 		ObjectStore:  &ObjectStore{Endpoint: "store.kfp:8333", Region: "us-east-1", Insecure: true, AccessKey: key("id"), SecretKey: key("secret")}}
 }
@@ -55,7 +55,28 @@ func TestAnObjectStoreRootMovesArtifactsThroughTheStore(t *testing.T) {
 	}
 	// generate takes no artifact: its fetch step only makes its directory.
 	assert.NotContains(t, step(t, gen, FetchStep).Args, "s3://artifacts/kfp/team-a/$(context.pipelineRun.name)/generate/dataset")
-	assert.Contains(t, p.Annotations[AnnotationCaching], "off:", "the cache is on the volume, which an object-store root has not")
+	assert.Contains(t, p.Annotations[AnnotationCaching], "off:", "no volume outlives the run")
+}
+
+// With a volume that outlives the run (Options.Caching), the tasks that
+// cache mount it for the cache alone; artifacts still go through the
+// store (a hit restores the outputs locally, and the store step uploads
+// them).
+func TestAnObjectStoreRootCachesOnTheVolume(t *testing.T) {
+	opts := s3Options()
+	opts.Caching = true
+	p := compileValid(t, load(t, "demo.yaml"), opts)
+	require.Len(t, p.Spec.Workspaces, 1)
+	assert.Equal(t, ArtifactsWorkspace, p.Spec.Workspaces[0].Name)
+	assert.Contains(t, p.Annotations[AnnotationCaching], "on:")
+	train := taskByName(t, p, "train")
+	require.Len(t, train.TaskSpec.Workspaces, 1)
+	assert.Equal(t, CacheMount, train.TaskSpec.Workspaces[0].MountPath)
+	assert.Equal(t, ArtifactsWorkspace, train.Workspaces[0].Workspace)
+	main := step(t, train, MainStep)
+	assert.Contains(t, main.Args, "/kfp-cache/.kfp-cache")
+	assert.Contains(t, main.Args, "dataset=s3://artifacts/kfp/team-a/$(context.pipelineRun.name)/generate/dataset")
+	assert.Equal(t, StoreStep, train.TaskSpec.Steps[len(train.TaskSpec.Steps)-1].Name)
 }
 
 func TestPythonFunctionComponentsUseTheStore(t *testing.T) {

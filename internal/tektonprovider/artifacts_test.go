@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
@@ -170,7 +172,7 @@ func s3Config() contract.ProviderConfig {
 
 func TestAnS3RepositoryKeepsEachNamespaceUnderItsPrefix(t *testing.T) {
 	p := pipelineOfNamespace(t, "team-b", s3Config())
-	assert.Empty(t, p.Spec.Workspaces)
+	require.Len(t, p.Spec.Workspaces, 1, "the claim holds KFP's cache only")
 	assert.Contains(t, p.Annotations[meta.AnnotationOutputs], `"uri":"s3://artifacts/kfp/team-b/`)
 	for _, task := range p.Spec.Tasks {
 		fetch := task.TaskSpec.Steps[0]
@@ -184,7 +186,17 @@ func TestAnS3RepositoryKeepsEachNamespaceUnderItsPrefix(t *testing.T) {
 	}
 	pr, err := claimRunOf(t, "team-b", p)
 	require.NoError(t, err)
-	assert.Empty(t, pr.Spec.Workspaces, "no volume is bound for an object-store root")
+	require.Len(t, pr.Spec.Workspaces, 1)
+	assert.Equal(t, "team-b", pr.Spec.Workspaces[0].SubPath, "the namespace's cache, on its directory of the claim")
+
+	// Without a claim nothing outlives the run: no volume at all.
+	cfg := s3Config()
+	delete(cfg.Spec.Parameters, ParamArtifactsClaim)
+	p = pipelineOfNamespace(t, "team-b", cfg)
+	assert.Empty(t, p.Spec.Workspaces)
+	pr, err = PipelineRunFor(RunInputs{Name: "r", Namespace: "kfp-system", ResourceNamespace: "team-b", Pipeline: p, Settings: Settings{ArtifactsStorage: resource.MustParse("1Gi")}})
+	require.NoError(t, err)
+	assert.Empty(t, pr.Spec.Workspaces, "no volume is bound for an object-store root without caching")
 }
 
 func TestObjectStoresTheProviderCannotReachAreRefused(t *testing.T) {
