@@ -16,6 +16,7 @@ import (
 	"github.com/kubeflow/pipelines/api/v2alpha1/go/pipelinespec"
 
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/launcher"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/objectstore"
 )
 
 // exitError carries the executor's exit code out of launch, so the step
@@ -263,9 +264,9 @@ func inputArtifacts(rt launcher.Runtime, metaParams namedFlags) error {
 
 // prepareArtifacts makes the directories the component writes into (the
 // output files' and each output artifact's parent, writable by any user,
-// as KFP's launcher makes them) and checks every artifact is on the task's
-// volume (file:///): an object store's would have to be fetched and
-// stored, which the launcher does not do yet.
+// as KFP's launcher makes them) and checks every artifact has a local
+// path: on the task's volume (file:///), or in an object store (s3://,
+// minio://), whose artifacts the task's fetch and store steps move.
 func prepareArtifacts(ei *pipelinespec.ExecutorInput) error {
 	dirs := []string{filepath.Dir(ei.GetOutputs().GetOutputFile())}
 	for _, p := range ei.GetOutputs().GetParameters() {
@@ -273,8 +274,8 @@ func prepareArtifacts(ei *pipelinespec.ExecutorInput) error {
 	}
 	check := func(side, name string, a *pipelinespec.RuntimeArtifact) (string, error) {
 		uri := a.GetUri()
-		if !strings.HasPrefix(uri, "file:///") {
-			return "", fmt.Errorf("%s artifact %q at %s: only file:/// artifacts are supported by the launcher yet", side, name, uri)
+		if !strings.HasPrefix(uri, "file:///") && !objectstore.Supported(uri) {
+			return "", fmt.Errorf("%s artifact %q at %s: the supported stores are %s", side, name, uri, launcher.ReadableStores)
 		}
 		return launcher.LocalPath(uri)
 	}
