@@ -35,14 +35,23 @@ kubectl get pods -n kfp-tekton-operator -o wide
 step "install the Tekton provider into team-a (provider chart; Pod Security 'restricted' enforced there)"
 kubectl create namespace team-a --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 kubectl label namespace team-a pod-security.kubernetes.io/enforce=restricted --overwrite >/dev/null
-echo "artifact volume: $(./hack/local-volume.sh team-a kfp-artifacts)"
+# Artifacts go to the cluster's S3 store (hack/artifact-store.sh), reached by
+# its Service's cluster IP (no cluster DNS here); team-a gets a copy of its
+# keys. The volume holds KFP's cache.
+store_ip=$(kubectl get service seaweedfs -n kfp-artifact-store -o jsonpath='{.spec.clusterIP}')
+key() { kubectl get secret s3-keys -n kfp-artifact-store -o jsonpath="{.data.$1}" | base64 -d; }
+kubectl create secret generic s3-keys -n team-a --from-literal=accessKey="$(key accessKey)" --from-literal=secretKey="$(key secretKey)" \
+  --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+repository='{"s3":{"bucket":"kfp-artifacts","keyPrefix":"demo","endpoint":"'$store_ip':8333","insecure":true,"accessKeySecret":{"name":"s3-keys","key":"accessKey"},"secretKeySecret":{"name":"s3-keys","key":"secretKey"}}}'
+echo "artifact store: s3://kfp-artifacts/demo at $store_ip:8333; cache volume: $(./hack/local-volume.sh team-a kfp-artifacts)"
 # A previous demo's team-b Experiment goes first, while team-a's provider still
 # admits team-b (its deletion needs that; the install below resets the list).
 kubectl delete experiment shared-experiment -n team-b --ignore-not-found --wait=true >/dev/null 2>&1 || true
 helm upgrade --install kfp config/helm/kfp-tekton-provider --namespace team-a \
   -f config/provider/values.yaml \
   --set provider.image="$TEKTON_PROVIDER_IMAGE" \
-  --set 'provider.frameworks[0].name=static' --set "provider.frameworks[0].image=$STATIC_COMPILER_IMAGE" >/dev/null
+  --set 'provider.frameworks[0].name=static' --set "provider.frameworks[0].image=$STATIC_COMPILER_IMAGE" \
+  --set-json "provider.artifactRepository=$repository" >/dev/null
 kubectl wait --for=condition=Ready provider/kfp -n team-a --timeout=120s
 kubectl get mlprv -n team-a -o wide
 kubectl get tasks -n team-a
@@ -67,8 +76,10 @@ kubectl get mlr -n team-a demo-run
 pr=$(kubectl get run demo-run -n team-a -o jsonpath='{.status.provider.id}')
 step "tkn pipelinerun logs $pr -n team-a (the training and evaluation steps)"
 tkn pipelinerun logs "$pr" -n team-a | grep -E '\[(train|evaluate) : main\]'
-echo "artifacts in the repository (team-a's directory of the volume behind file:///kfp/artifacts):"
-(cd "bin/cluster/volumes/team-a-kfp-artifacts/team-a/$pr" && find . -type f | sort)
+echo "artifacts in the S3 store (s3://kfp-artifacts/demo/team-a/$pr, team-a's prefix), listed by SeaweedFS's shell:"
+echo "fs.tree /buckets/kfp-artifacts/demo/team-a/$pr" |
+  kubectl exec -i -n kfp-artifact-store deploy/seaweedfs -- /weed shell -master=localhost:9333 -filer=localhost:8888 2>/dev/null | tee "$bin/demo-artifacts.txt"
+grep -q model "$bin/demo-artifacts.txt" || { echo "the model is not in the store" >&2; exit 1; }
 
 step "the RunConfiguration's one-minute schedule: a CronJob whose Job starts a PipelineRun"
 kubectl get cronjobs -n team-a -L pipelines.kubeflow.org/runschedule
