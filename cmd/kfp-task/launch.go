@@ -175,6 +175,9 @@ func launch(args []string) error {
 		}
 		return fmt.Errorf("launch: task %q: running %s: %w", spec.Task, argv[0], err)
 	}
+	if objectstore.Supported(rt.PipelineRoot) {
+		shareOutputs(ei)
+	}
 
 	res, err := launcher.Collect(spec, ei, os.ReadFile)
 	if err != nil {

@@ -104,14 +104,15 @@ func (b *taskBuild) moveObjects() {
 	if len(b.out.Artifacts) > 0 {
 		fetch = append(fetch, "--mkdir", c.taskDir(b.name))
 	}
+	// "--": a URI (an importer's, a run's parameter) is never a flag.
 	in := sortedValues(b.ph.inURI)
 	if len(in) > 0 || len(b.out.Artifacts) > 0 {
 		step := tektonv1.Step{Name: FetchStep, Image: c.opts.LauncherImage, Command: []string{LauncherPath},
-			Args: append(fetch, in...), Env: c.storeEnv(), VolumeMounts: []corev1.VolumeMount{mount}}
+			Args: append(append(fetch, "--"), in...), Env: c.storeEnv(), VolumeMounts: []corev1.VolumeMount{mount}}
 		b.ts.Steps = append([]tektonv1.Step{step}, b.ts.Steps...)
 	}
 	if out := sortedValues(b.ph.outURI); len(out) > 0 {
 		b.ts.Steps = append(b.ts.Steps, tektonv1.Step{Name: StoreStep, Image: c.opts.LauncherImage, Command: []string{LauncherPath},
-			Args: append(c.storeArgs(StoreStep), out...), Env: c.storeEnv(), VolumeMounts: []corev1.VolumeMount{mount}})
+			Args: append(append(c.storeArgs(StoreStep), "--"), out...), Env: c.storeEnv(), VolumeMounts: []corev1.VolumeMount{mount}})
 	}
 }

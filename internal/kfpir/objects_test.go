@@ -35,7 +35,7 @@ func TestAnObjectStoreRootMovesArtifactsThroughTheStore(t *testing.T) {
 
 	fetch, store := step(t, train, FetchStep), step(t, train, StoreStep)
 	assert.Equal(t, []string{"fetch", "--root", "s3://artifacts/kfp/team-a", "--endpoint", "store.kfp:8333", "--region", "us-east-1", "--insecure",
-		"--mkdir", "/s3/artifacts/kfp/team-a/$(context.pipelineRun.name)/train",
+		"--mkdir", "/s3/artifacts/kfp/team-a/$(context.pipelineRun.name)/train", "--",
 		"s3://artifacts/kfp/team-a/$(context.pipelineRun.name)/generate/dataset"}, fetch.Args)
 	assert.Equal(t, "s3://artifacts/kfp/team-a/$(context.pipelineRun.name)/train/model", store.Args[len(store.Args)-1])
 	for _, s := range []string{FetchStep, StoreStep} {
@@ -47,8 +47,9 @@ func TestAnObjectStoreRootMovesArtifactsThroughTheStore(t *testing.T) {
 	for _, e := range main.Env {
 		assert.Nil(t, e.ValueFrom, "the component never sees the store's credentials")
 	}
-	assert.Contains(t, main.Args, "/s3/artifacts/kfp/team-a/$(context.pipelineRun.name)/generate/dataset", "the input at KFP's local path of its URI")
-	assert.Contains(t, main.Args, "s3://artifacts/kfp/team-a/$(context.pipelineRun.name)/train/model")
+	assert.Equal(t, launchedBinary, main.Command[0], "launched: the launcher makes the outputs readable for the store step")
+	assert.Contains(t, main.Args, "dataset=s3://artifacts/kfp/team-a/$(context.pipelineRun.name)/generate/dataset", "the input by its URI (KFP's local path)")
+	assert.Contains(t, main.Args, "s3://artifacts/kfp/team-a/$(context.pipelineRun.name)/train")
 	for _, s := range train.TaskSpec.Steps {
 		require.NotEmpty(t, s.VolumeMounts, s.Name)
 		assert.Equal(t, corev1.VolumeMount{Name: ObjectsVolume, MountPath: "/s3/artifacts/kfp/team-a"}, s.VolumeMounts[len(s.VolumeMounts)-1], s.Name)

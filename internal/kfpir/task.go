@@ -157,7 +157,9 @@ func (b *taskBuild) taskParams() error {
 	}
 	b.caches = c.caching() && b.t.CachingOptions != nil && b.t.CachingOptions.EnableCache
 	b.launch = needsLauncher(b.exec) || takesFinalStatus(b.in) || collects(b.special) || b.caches || c.takesRuntimeURI(b.inputs) ||
-		collectsArtifacts(b.inputs) || len(c.reportedArtifacts()[name]) > 0 || takesOneOfArtifact(b.inputs)
+		collectsArtifacts(b.inputs) || len(c.reportedArtifacts()[name]) > 0 || takesOneOfArtifact(b.inputs) ||
+		// the launcher makes the outputs readable for the store step
+		c.store != nil && len(b.out.Artifacts) > 0
 	b.launched = launchedTask{name: kfpTaskName(name), tektonName: c.taskNames[name], params: map[string]string{},
 		inURIs: map[string]string{}, inMeta: map[string]string{}, inMetaParams: map[string]map[string]string{}, results: c.results[name], items: map[string][]string{}, itemTypes: map[string]string{},
 		itemShapes: map[string]string{}, artifactItems: map[string][]string{}, artifactResults: map[string]string{}, oneOfArtifacts: map[string]string{},

@@ -24,7 +24,7 @@ func TestCheckInputStore(t *testing.T) {
 		{uri: "file://host/kfp/artifacts/x", root: root, err: "must be an absolute path"},
 		{uri: "file:///kfp/artifacts/x", root: "s3://bucket/kfp/team-a", err: "only s3:// and minio:// URIs"},
 		{uri: "s3://bucket/kfp/team-a/run/task/data", root: "s3://bucket/kfp/team-a"},
-		{uri: "minio://bucket/kfp/team-a/run/task/data", root: "s3://bucket/kfp/team-a"},
+		{uri: "minio://bucket/kfp/team-a/run/task/data", root: "s3://bucket/kfp/team-a", err: "name it s3://bucket/kfp/team-a/run/task/data"},
 		{uri: "s3://bucket/kfp/team-b/run/task/data", root: "s3://bucket/kfp/team-a", err: "outside this run's pipeline root"},
 		{uri: "gs://bucket/kfp/team-a/x", root: "s3://bucket/kfp/team-a", err: "the supported stores are file://"},
 	} {

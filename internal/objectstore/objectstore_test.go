@@ -11,8 +11,10 @@ func TestParseAndAllowed(t *testing.T) {
 		uri, err string
 	}{
 		{uri: "s3://artifacts/kfp/team-a/run-1/train/model"},
-		{uri: "minio://artifacts/kfp/team-a/run-1/train/model"},
-		{uri: "s3://artifacts/kfp/team-a"},
+		{uri: "minio://artifacts/kfp/team-a/run-1/train/model", err: "name it s3://artifacts/kfp/team-a/run-1/train/model"},
+		{uri: "s3://artifacts/kfp/team-a", err: "whole pipeline root"},
+		{uri: "s3://artifacts/kfp/team-a/a%20b", err: "percent-encoded"},
+		{uri: "s3://artifacts/kfp/team-a/%2e%2e/team-b/x", err: "percent-encoded"},
 		{uri: "s3://artifacts/kfp/team-b/run-1/x", err: "outside this run's pipeline root"},
 		{uri: "s3://artifacts/kfp/team-a-other/x", err: "outside this run's pipeline root"},
 		{uri: "s3://other/kfp/team-a/x", err: "outside this run's pipeline root"},

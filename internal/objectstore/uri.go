@@ -47,6 +47,11 @@ func Parse(uri string) (Object, error) {
 	if err != nil {
 		return Object{}, fmt.Errorf("artifact URI %q: %w", uri, err)
 	}
+	if strings.Contains(uri, "%") {
+		// The key would be decoded, the local path (KFP's, from the text)
+		// not: the task would find its artifact elsewhere than fetched.
+		return Object{}, fmt.Errorf("artifact URI %q: percent-encoded keys are not supported", uri)
+	}
 	if !Supported(uri) {
 		return Object{}, fmt.Errorf("artifact URI %q: only %s:// URIs name an object of an S3-compatible store", uri, strings.Join(Schemes, ":// and "))
 	}
@@ -86,6 +91,14 @@ func Allowed(uri string, root Object) (Object, error) {
 	if !Within(o, root) {
 		return o, fmt.Errorf("artifact %s is outside this run's pipeline root %s: a run reads and writes only its namespace's artifacts", uri, root)
 	}
+	if o.Key == root.Key {
+		return o, fmt.Errorf("artifact %s is this run's whole pipeline root, not an artifact", uri)
+	}
+	if o.Scheme != root.Scheme {
+		// A task has the root's local copy at /<scheme>/...: a minio://
+		// URI of an s3:// root would be fetched where it cannot see it.
+		return o, fmt.Errorf("artifact %s: name it %s://%s/%s, as this run's pipeline root %s", uri, root.Scheme, o.Bucket, o.Key, root)
+	}
 	return o, nil
 }
 
@@ -94,6 +107,14 @@ func Allowed(uri string, root Object) (Object, error) {
 // SDK's Artifact.path also computes.
 func LocalPath(o Object) string {
 	return "/" + o.Scheme + "/" + o.Bucket + "/" + o.Key
+}
+
+// Rel is o's key relative to root's (o must be Within root, and not root).
+func Rel(o, root Object) string {
+	if root.Key == "" {
+		return o.Key
+	}
+	return strings.TrimPrefix(o.Key, root.Key+"/")
 }
 
 // KeyOf is the key a file at rel (slash-separated, relative to the local

@@ -211,4 +211,8 @@ func TestObjectStoresTheProviderCannotReachAreRefused(t *testing.T) {
 		_, err := PipelineFor(demoIR(t), pipelineResource(), cfg, "kfp-system", launcher)
 		assert.ErrorContains(t, err, want, location)
 	}
+	half := s3Config()
+	half.ArtifactRepository.Secrets = half.ArtifactRepository.Secrets[:1]
+	_, err := PipelineFor(demoIR(t), pipelineResource(), half, "kfp-system", launcher)
+	assert.ErrorContains(t, err, "set both accessKeySecret and secretKeySecret")
 }

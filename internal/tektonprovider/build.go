@@ -138,7 +138,13 @@ func pipelineRoot(cfg contract.ProviderConfig) (string, *kfpir.ObjectStore, erro
 				store.AccessKey = ref
 			case "secretKey":
 				store.SecretKey = ref
+			default:
+				return "", nil, fmt.Errorf("artifact repository %q (from the %s): a %s Secret is not for an S3 store", repo.Location, repo.Source, s.Purpose)
 			}
+		}
+		if (store.AccessKey == nil) != (store.SecretKey == nil) {
+			// One key alone would sign nothing: say so now, not at the first fetch.
+			return "", nil, fmt.Errorf("artifact repository %q (from the %s): set both accessKeySecret and secretKeySecret, or neither (anonymous)", repo.Location, repo.Source)
 		}
 		return repo.Location, store, nil
 	}

@@ -73,8 +73,16 @@ func (c *Client) Fetch(ctx context.Context, o objectstore.Object, local string) 
 			return fmt.Errorf("fetch %s: %w", o, info.Err)
 		}
 		rel := strings.TrimPrefix(info.Key, o.Key+"/")
-		if rel == "" || strings.HasSuffix(rel, "/") {
-			continue // a directory marker
+		if rel == "" {
+			// The marker of an empty directory (some stores' consoles write one).
+			if err := os.MkdirAll(local, 0o755); err != nil {
+				return err
+			}
+			found = true
+			continue
+		}
+		if strings.HasSuffix(rel, "/") {
+			continue // another store's marker of a directory with files
 		}
 		target, err := under(local, rel)
 		if err != nil {
@@ -98,7 +106,8 @@ func (c *Client) get(ctx context.Context, bucket, key, local string) error {
 	if err := c.s3.FGetObject(ctx, bucket, key, local, minio.GetObjectOptions{}); err != nil {
 		return fmt.Errorf("fetch s3://%s/%s: %w", bucket, key, err)
 	}
-	return nil
+	// minio-go writes 0600: the component may run as another user.
+	return os.Chmod(local, 0o644)
 }
 
 // under joins a key's relative part to dir, refusing one that would leave
@@ -112,41 +121,53 @@ func under(dir, rel string) (string, error) {
 	return filepath.Join(dir, filepath.FromSlash(rel)), nil
 }
 
-// Store uploads the local file or directory at local to o. Only regular
-// files and directories are uploaded: a symbolic link is refused, since
-// this step holds the store's credentials and must not read files the
-// component pointed at outside its artifact.
-func (c *Client) Store(ctx context.Context, local string, o objectstore.Object) error {
-	info, err := os.Lstat(local)
+// ErrNotWritten says the component left nothing where its output artifact
+// goes; KFP's launcher then stores nothing either (components may choose
+// not to write an output), and a consumer fails to fetch it.
+var ErrNotWritten = errors.New("the component wrote nothing there")
+
+// Store uploads the file or directory rel of root to o. Files are read
+// through root, so no symbolic link (the artifact, or a directory on its
+// path) leads outside the task's copy of the pipeline root, and a link
+// inside the artifact is refused: this step holds the store's keys and
+// must not read what the component pointed at. An empty directory
+// stores nothing (as with KFP's launcher).
+func (c *Client) Store(ctx context.Context, root *os.Root, rel string, o objectstore.Object) error {
+	info, err := root.Lstat(rel)
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("output artifact %s: the component wrote nothing at %s", o, local)
+		return fmt.Errorf("output artifact %s: %w (%s)", o, ErrNotWritten, rel)
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("output artifact %s: %w", o, err)
 	}
 	if !info.IsDir() {
 		if !info.Mode().IsRegular() {
-			return fmt.Errorf("output artifact %s: %s is not a regular file or a directory", o, local)
+			return fmt.Errorf("output artifact %s: %s is not a regular file or a directory", o, rel)
 		}
-		return c.put(ctx, local, o.Bucket, o.Key)
+		return c.put(ctx, root, rel, info.Size(), o.Bucket, o.Key)
 	}
-	return filepath.WalkDir(local, func(p string, d fs.DirEntry, err error) error {
+	return fs.WalkDir(root.FS(), rel, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
 		if !d.Type().IsRegular() {
 			return fmt.Errorf("output artifact %s: %s is not a regular file or a directory", o, p)
 		}
-		rel, err := filepath.Rel(local, p)
+		info, err := d.Info()
 		if err != nil {
 			return err
 		}
-		return c.put(ctx, p, o.Bucket, objectstore.KeyOf(o, filepath.ToSlash(rel)))
+		return c.put(ctx, root, p, info.Size(), o.Bucket, objectstore.KeyOf(o, strings.TrimPrefix(p, rel+"/")))
 	})
 }
 
-func (c *Client) put(ctx context.Context, local, bucket, key string) error {
-	if _, err := c.s3.FPutObject(ctx, bucket, key, local, minio.PutObjectOptions{}); err != nil {
+func (c *Client) put(ctx context.Context, root *os.Root, name string, size int64, bucket, key string) error {
+	f, err := root.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := c.s3.PutObject(ctx, bucket, key, f, size, minio.PutObjectOptions{}); err != nil {
 		return fmt.Errorf("store s3://%s/%s: %w", bucket, key, err)
 	}
 	return nil

@@ -2,6 +2,7 @@ package transfer
 
 import (
 	"context"
+	"errors"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -31,6 +32,17 @@ func fakeStore(t *testing.T) *Client {
 	return c
 }
 
+// rootOf opens dir as a Store root.
+func rootOf(t *testing.T, dir string) *os.Root {
+	t.Helper()
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	return r
+}
+
 func write(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -57,10 +69,10 @@ func TestAFileAndADirectoryRoundTrip(t *testing.T) {
 	write(t, dir+"/out/dataset/sub/part-1", "c,d")
 	model := objectstore.Object{Scheme: "s3", Bucket: "artifacts", Key: "ns/run/train/model"}
 	data := objectstore.Object{Scheme: "minio", Bucket: "artifacts", Key: "ns/run/train/dataset"}
-	if err := c.Store(ctx, dir+"/out/model", model); err != nil {
+	if err := c.Store(ctx, rootOf(t, dir), "out/model", model); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Store(ctx, dir+"/out/dataset", data); err != nil {
+	if err := c.Store(ctx, rootOf(t, dir), "out/dataset", data); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Fetch(ctx, model, dir+"/in/model"); err != nil {
@@ -83,8 +95,8 @@ func TestAMissingArtifactIsAnError(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no such artifact") {
 		t.Fatalf("fetch of nothing: %v", err)
 	}
-	err = c.Store(ctx, dir+"/never-written", objectstore.Object{Scheme: "s3", Bucket: "artifacts", Key: "ns/run/t/a"})
-	if err == nil || !strings.Contains(err.Error(), "the component wrote nothing") {
+	err = c.Store(ctx, rootOf(t, dir), "never-written", objectstore.Object{Scheme: "s3", Bucket: "artifacts", Key: "ns/run/t/a"})
+	if !errors.Is(err, ErrNotWritten) {
 		t.Fatalf("store of nothing: %v", err)
 	}
 }
@@ -102,7 +114,7 @@ func TestASymbolicLinkIsNotUploaded(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, local := range []string{dir + "/model", dir + "/data"} {
-		err := c.Store(ctx, local, objectstore.Object{Scheme: "s3", Bucket: "artifacts", Key: "ns/run/t/" + filepath.Base(local)})
+		err := c.Store(ctx, rootOf(t, dir), filepath.Base(local), objectstore.Object{Scheme: "s3", Bucket: "artifacts", Key: "ns/run/t/" + filepath.Base(local)})
 		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
 			t.Errorf("store of %s: %v", local, err)
 		}
@@ -117,7 +129,7 @@ func TestASymbolicLinkIsNotUploaded(t *testing.T) {
 func TestAKeyThatClimbsIsRefused(t *testing.T) {
 	c, ctx, dir := fakeStore(t), context.Background(), t.TempDir()
 	write(t, dir+"/f", "x")
-	if err := c.put(ctx, dir+"/f", "artifacts", "ns/run/t/a/../../../../escape"); err != nil {
+	if err := c.put(ctx, rootOf(t, dir), "f", 1, "artifacts", "ns/run/t/a/../../../../escape"); err != nil {
 		t.Fatal(err)
 	}
 	err := c.Fetch(ctx, objectstore.Object{Scheme: "s3", Bucket: "artifacts", Key: "ns/run/t/a"}, dir+"/in/a")
@@ -126,5 +138,40 @@ func TestAKeyThatClimbsIsRefused(t *testing.T) {
 	}
 	if _, err := os.Stat(dir + "/escape"); err == nil {
 		t.Fatal("a file was written outside the artifact's directory")
+	}
+}
+
+// A directory on the artifact's path that is a link out of the task's
+// copy of the root (the component may replace its task directory by one)
+// is not followed.
+func TestALinkedParentIsNotFollowed(t *testing.T) {
+	c, ctx, dir := fakeStore(t), context.Background(), t.TempDir()
+	outside := t.TempDir()
+	write(t, outside+"/model", "not the component's")
+	if err := os.Symlink(outside, dir+"/task"); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Store(ctx, rootOf(t, dir), "task/model", objectstore.Object{Scheme: "s3", Bucket: "artifacts", Key: "ns/run/task/model"})
+	if err == nil {
+		t.Fatal("a file outside the root was uploaded")
+	}
+}
+
+// A fetched file is readable by another user than the fetching step's.
+func TestAFetchedFileIsReadableByAll(t *testing.T) {
+	c, ctx, dir := fakeStore(t), context.Background(), t.TempDir()
+	write(t, dir+"/out/file", "x")
+	if err := os.Chmod(dir+"/out/file", 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file := objectstore.Object{Scheme: "s3", Bucket: "artifacts", Key: "ns/run/t/file"}
+	if err := c.Store(ctx, rootOf(t, dir), "out/file", file); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Fetch(ctx, file, dir+"/in/file"); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := os.Stat(dir + "/in/file"); err != nil || info.Mode().Perm() != 0o644 {
+		t.Fatalf("the fetched file: %v %v", info, err)
 	}
 }
