@@ -241,21 +241,7 @@ func TestLaunchGivesAnArtifactListEveryItem(t *testing.T) {
 		require.NoError(t, os.WriteFile(file, []byte(text), 0o644))
 		items = append(items, `{"uri": "file://`+file+`", "metadata": {"i": `+strconv.Itoa(i)+`}}`)
 	}
-	s := launcher.Spec{
-		Task: "join",
-		Inputs: launcher.Inputs{
-			Parameters: map[string]launcher.Parameter{"a": {Type: launcher.TypeDouble}},
-			Artifacts:  map[string]launcher.Artifact{"data": {SchemaTitle: "system.Dataset", List: true}},
-		},
-		Outputs: launcher.Outputs{
-			Parameters: map[string]launcher.Parameter{"Output": {Type: launcher.TypeDouble}},
-			Artifacts:  map[string]launcher.Artifact{"model": {SchemaTitle: "system.Model"}},
-		},
-		Command: []string{self},
-		Args:    []string{"--executor_input", "{{$}}", "--function_to_execute", "join"},
-	}
-	data, err := json.Marshal(s)
-	require.NoError(t, err)
+	data := executorSpec(t, self, "join", "join", true)
 	common := func(task string) []string {
 		return []string{"--spec", string(data), "--param", "a=1", "--output-uri", "file://" + filepath.Join(dir, task),
 			"--output-dir", filepath.Join(dir, task, "outputs"), "--result", "Output=" + filepath.Join(dir, task, "result")}
@@ -312,21 +298,7 @@ func TestLaunchGivesALoopItsArtifact(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Dir(file), 0o755))
 	require.NoError(t, os.WriteFile(file, []byte("two"), 0o644))
 	item := `{"uri": "file://` + file + `", "metadata": {"length": 3}}`
-	s := launcher.Spec{
-		Task: "show",
-		Inputs: launcher.Inputs{
-			Parameters: map[string]launcher.Parameter{"a": {Type: launcher.TypeDouble}},
-			Artifacts:  map[string]launcher.Artifact{"data": {SchemaTitle: "system.Dataset"}},
-		},
-		Outputs: launcher.Outputs{
-			Parameters: map[string]launcher.Parameter{"Output": {Type: launcher.TypeDouble}},
-			Artifacts:  map[string]launcher.Artifact{"model": {SchemaTitle: "system.Model"}},
-		},
-		Command: []string{self},
-		Args:    []string{"--executor_input", "{{$}}", "--function_to_execute", "show"},
-	}
-	data, err := json.Marshal(s)
-	require.NoError(t, err)
+	data := executorSpec(t, self, "show", "show", false)
 	args := func(task string, extra ...string) []string {
 		return append([]string{"--spec", string(data), "--param", "a=1", "--output-uri", "file://" + filepath.Join(dir, task),
 			"--output-dir", filepath.Join(dir, task, "outputs"), "--result", "Output=" + filepath.Join(dir, task, "result"), "--pipeline-root", "file://" + dir}, extra...)
@@ -343,6 +315,8 @@ func TestLaunchGivesALoopItsArtifact(t *testing.T) {
 	} {
 		assert.Error(t, launch(args("bad", want...)), extra)
 	}
+	var s launcher.Spec
+	require.NoError(t, json.Unmarshal(data, &s))
 	var ra launcher.RuntimeArtifact
 	c := collectedFlags{artifactJSON: namedFlags{"data": item}}
 	got := map[string]launcher.RuntimeArtifact{}
@@ -350,4 +324,27 @@ func TestLaunchGivesALoopItsArtifact(t *testing.T) {
 	ra = got["data"]
 	assert.Equal(t, "file://"+file, ra.URI)
 	assert.JSONEq(t, `{"length": 3}`, string(ra.Metadata), "the producer's metadata reaches the executor input")
+}
+
+// executorSpec is the launcher.Spec (JSON) of a Python-function-shaped
+// component run by the test executor self: input parameter a, input
+// artifact data (a list if dataList), outputs Output and model; fn is the
+// function it executes.
+func executorSpec(t *testing.T, self, task, fn string, dataList bool) []byte {
+	t.Helper()
+	data, err := json.Marshal(launcher.Spec{
+		Task: task,
+		Inputs: launcher.Inputs{
+			Parameters: map[string]launcher.Parameter{"a": {Type: launcher.TypeDouble}},
+			Artifacts:  map[string]launcher.Artifact{"data": {SchemaTitle: "system.Dataset", List: dataList}},
+		},
+		Outputs: launcher.Outputs{
+			Parameters: map[string]launcher.Parameter{"Output": {Type: launcher.TypeDouble}},
+			Artifacts:  map[string]launcher.Artifact{"model": {SchemaTitle: "system.Model"}},
+		},
+		Command: []string{self},
+		Args:    []string{"--executor_input", "{{$}}", "--function_to_execute", fn},
+	})
+	require.NoError(t, err)
+	return data
 }

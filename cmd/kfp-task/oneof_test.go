@@ -1,15 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/launcher"
 )
 
 func TestOneOfPublishesAndSelectsTheBranchThatRan(t *testing.T) {
@@ -45,21 +42,7 @@ func TestOneOfCarriesAnArtifact(t *testing.T) {
 	t.Setenv("KFP_TASK_TEST_EXECUTOR", "1")
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "data.csv"), []byte("1,2,3"), 0o644))
-	s := launcher.Spec{
-		Task: "task",
-		Inputs: launcher.Inputs{
-			Parameters: map[string]launcher.Parameter{"a": {Type: launcher.TypeDouble}},
-			Artifacts:  map[string]launcher.Artifact{"data": {SchemaTitle: "system.Dataset"}},
-		},
-		Outputs: launcher.Outputs{
-			Parameters: map[string]launcher.Parameter{"Output": {Type: launcher.TypeDouble}},
-			Artifacts:  map[string]launcher.Artifact{"model": {SchemaTitle: "system.Model"}},
-		},
-		Command: []string{self},
-		Args:    []string{"--executor_input", "{{$}}", "--function_to_execute", "train"},
-	}
-	spec, err := json.Marshal(s)
-	require.NoError(t, err)
+	spec := executorSpec(t, self, "task", "train", false)
 	common := func(task string) []string {
 		return []string{"--spec", string(spec), "--param", "a=1", "--output-uri", "file://" + filepath.Join(dir, "run", task),
 			"--output-dir", filepath.Join(dir, task, "outputs"), "--pipeline-root", "file://" + dir,
