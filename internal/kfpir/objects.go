@@ -58,6 +58,15 @@ func (c *compiler) objectRoot(root string) error {
 	return nil
 }
 
+// moveStep is the fetch or store step (cmd) of uris, with the store's
+// flags, extra flags, and the credentials. "--": a URI (an importer's, a
+// run's parameter) is never a flag.
+func (c *compiler) moveStep(cmd string, extra, uris []string, mount corev1.VolumeMount) tektonv1.Step {
+	args := append(append(append(c.storeArgs(cmd), extra...), "--"), uris...)
+	return tektonv1.Step{Name: cmd, Image: c.opts.LauncherImage, Command: []string{LauncherPath},
+		Args: args, Env: c.storeEnv(), VolumeMounts: []corev1.VolumeMount{mount}}
+}
+
 // storeArgs are the flags of kfp-task fetch and store.
 func (c *compiler) storeArgs(cmd string) []string {
 	s := c.opts.ObjectStore
@@ -100,19 +109,14 @@ func (b *taskBuild) moveObjects() {
 	for i := range b.ts.Steps {
 		b.ts.Steps[i].VolumeMounts = append(b.ts.Steps[i].VolumeMounts, mount)
 	}
-	fetch := c.storeArgs(FetchStep)
+	var mkdir []string
 	if len(b.out.Artifacts) > 0 {
-		fetch = append(fetch, "--mkdir", c.taskDir(b.name))
+		mkdir = []string{"--mkdir", c.taskDir(b.name)}
 	}
-	// "--": a URI (an importer's, a run's parameter) is never a flag.
-	in := sortedValues(b.ph.inURI)
-	if len(in) > 0 || len(b.out.Artifacts) > 0 {
-		step := tektonv1.Step{Name: FetchStep, Image: c.opts.LauncherImage, Command: []string{LauncherPath},
-			Args: append(append(fetch, "--"), in...), Env: c.storeEnv(), VolumeMounts: []corev1.VolumeMount{mount}}
-		b.ts.Steps = append([]tektonv1.Step{step}, b.ts.Steps...)
+	if in := sortedValues(b.ph.inURI); len(in) > 0 || mkdir != nil {
+		b.ts.Steps = append([]tektonv1.Step{c.moveStep(FetchStep, mkdir, in, mount)}, b.ts.Steps...)
 	}
 	if out := sortedValues(b.ph.outURI); len(out) > 0 {
-		b.ts.Steps = append(b.ts.Steps, tektonv1.Step{Name: StoreStep, Image: c.opts.LauncherImage, Command: []string{LauncherPath},
-			Args: append(append(c.storeArgs(StoreStep), "--"), out...), Env: c.storeEnv(), VolumeMounts: []corev1.VolumeMount{mount}})
+		b.ts.Steps = append(b.ts.Steps, c.moveStep(StoreStep, nil, out, mount))
 	}
 }
