@@ -5,7 +5,7 @@
 // also the launcher of compiled KFP pipelines (package kfpir): their prepare
 // step runs its mkdir, and a task under KFP's executor protocol runs its
 // launch (the component's container wrapped: internal/launcher). For a Provider with spec.serviceImage it is the
-// provider step itself, calling the provider service (service.go), and the
+// provider step itself, calling the provider service (service*.go), and the
 // events relay beside the service (relay.go).
 //
 //	kfp-task write --file /kfp/resource.json=KFP_RESOURCE [--file PATH=ENV ...]
