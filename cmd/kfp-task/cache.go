@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -32,6 +33,13 @@ const cacheEntryFile = "entry.json"
 // cacheFlags are launch's caching flags.
 type cacheFlags struct {
 	dir, enabled, image, cachedResult string
+}
+
+func (c *cacheFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.dir, "cache-dir", "", "the execution cache's directory (none: no caching)")
+	fs.StringVar(&c.enabled, "caching", "true", "the run's caching switch: true reuses and stores executions, false runs and stores nothing")
+	fs.StringVar(&c.image, "image", "", "the component's image, part of the cache fingerprint")
+	fs.StringVar(&c.cachedResult, "cached-result", "", "where true (outputs reused) or false goes (a Tekton result)")
 }
 
 // active says the task may reuse and store executions.

@@ -51,30 +51,87 @@ func (f namedFlags) Set(v string) error {
 // Artifacts live on the task's volume: file:/// URIs only for now; any
 // other scheme is refused by name rather than left unfetched.
 func launch(args []string) error {
+	f, err := parseLaunchFlags(args)
+	if err != nil {
+		return err
+	}
+	spec, rt, err := launchInputs(f)
+	if err != nil {
+		return err
+	}
+	ei, argv, err := prepareExecution(spec, rt)
+	if err != nil {
+		return err
+	}
+	if f.cache.dir != "" && f.cache.enabled != "true" && f.cache.enabled != "false" {
+		return fmt.Errorf("launch: --caching %q: want true or false (the run's kfp-enable-caching parameter)", f.cache.enabled)
+	}
+	fingerprint, entry, err := reuseCachedExecution(f.cache, spec, ei)
+	if err != nil {
+		return err
+	}
+	if entry != nil {
+		reused := launcher.Results{Parameters: entry.Parameters, Artifacts: cachedArtifacts(ei, entry)}
+		return writeResults(spec, reused, f.results, f.artifactResults, f.cache.cachedResult, true)
+	}
+
+	if err := runComponent(spec.Task, argv); err != nil {
+		return err
+	}
+	if objectstore.Supported(rt.PipelineRoot) {
+		shareOutputs(ei)
+	}
+	res, err := launcher.Collect(spec, ei, os.ReadFile)
+	if err != nil {
+		return fmt.Errorf("launch: %w", err)
+	}
+	if f.cache.active() {
+		storeExecution(f.cache, cacheEntryOf(fingerprint, rt.JobName, spec.Task, res), ei)
+	}
+	return writeResults(spec, res, f.results, f.artifactResults, f.cache.cachedResult, false)
+}
+
+// launchFlags are launch's flags, parsed.
+type launchFlags struct {
+	spec                     string
+	params, artifacts        namedFlags
+	artifactMeta, metaParams namedFlags
+	results, artifactResults namedFlags
+	itemTypes, restType      namedFlags
+	items                    listFlags
+	lists                    collectedFlags
+	cache                    cacheFlags
+	rt                       launcher.Runtime
+	rest                     []string // the arguments after --
+}
+
+func parseLaunchFlags(args []string) (*launchFlags, error) {
+	f := &launchFlags{params: namedFlags{}, artifacts: namedFlags{}, artifactMeta: namedFlags{}, metaParams: namedFlags{},
+		results: namedFlags{}, artifactResults: namedFlags{}, itemTypes: namedFlags{}, restType: namedFlags{}}
 	fs := flag.NewFlagSet("launch", flag.ContinueOnError)
-	specJSON := fs.String("spec", "", "the task's launcher.Spec (JSON)")
-	params, artifacts, artifactMeta := namedFlags{}, namedFlags{}, namedFlags{}
-	results, artifactResults := namedFlags{}, namedFlags{}
-	fs.Var(params, "param", "NAME=TEXT: an input parameter's value; repeatable (absent: not given)")
-	fs.Var(artifacts, "artifact", "NAME=URI: an input artifact; repeatable")
-	fs.Var(artifactMeta, "artifact-metadata", "NAME=JSON: an input artifact's metadata; repeatable")
-	metaParams := namedFlags{}
-	fs.Var(metaParams, "artifact-metadata-param", "ARTIFACT:PARAM=TEXT: fills {{$.inputs.parameters['PARAM']}} in ARTIFACT's metadata (an importer's); repeatable")
-	fs.Var(results, "result", "NAME=PATH: where output parameter NAME's text goes (a Tekton result); repeatable")
-	fs.Var(artifactResults, "artifact-result", "NAME=PATH: where output artifact NAME's {uri, metadata} goes; repeatable")
-	itemTypes, restType := namedFlags{}, namedFlags{}
-	var itemFlags listFlags
-	fs.Var(itemTypes, "item-type", "NAME=TYPE: input NAME is a list of the --item values for it, each of KFP type TYPE; repeatable")
-	fs.Var(&itemFlags, "item", "NAME=TEXT: the next item of the list input NAME (see --item-type); repeatable, in order")
-	fs.Var(restType, "collect-rest", "NAME=TYPE: input NAME is the list of the arguments after --, each of KFP type TYPE")
-	var lists collectedFlags
-	lists.register(fs)
-	var cache cacheFlags
-	fs.StringVar(&cache.dir, "cache-dir", "", "the execution cache's directory (none: no caching)")
-	fs.StringVar(&cache.enabled, "caching", "true", "the run's caching switch: true reuses and stores executions, false runs and stores nothing")
-	fs.StringVar(&cache.image, "image", "", "the component's image, part of the cache fingerprint")
-	fs.StringVar(&cache.cachedResult, "cached-result", "", "where true (outputs reused) or false goes (a Tekton result)")
-	var rt launcher.Runtime
+	fs.StringVar(&f.spec, "spec", "", "the task's launcher.Spec (JSON)")
+	fs.Var(f.params, "param", "NAME=TEXT: an input parameter's value; repeatable (absent: not given)")
+	fs.Var(f.artifacts, "artifact", "NAME=URI: an input artifact; repeatable")
+	fs.Var(f.artifactMeta, "artifact-metadata", "NAME=JSON: an input artifact's metadata; repeatable")
+	fs.Var(f.metaParams, "artifact-metadata-param", "ARTIFACT:PARAM=TEXT: fills {{$.inputs.parameters['PARAM']}} in ARTIFACT's metadata (an importer's); repeatable")
+	fs.Var(f.results, "result", "NAME=PATH: where output parameter NAME's text goes (a Tekton result); repeatable")
+	fs.Var(f.artifactResults, "artifact-result", "NAME=PATH: where output artifact NAME's {uri, metadata} goes; repeatable")
+	fs.Var(f.itemTypes, "item-type", "NAME=TYPE: input NAME is a list of the --item values for it, each of KFP type TYPE; repeatable")
+	fs.Var(&f.items, "item", "NAME=TEXT: the next item of the list input NAME (see --item-type); repeatable, in order")
+	fs.Var(f.restType, "collect-rest", "NAME=TYPE: input NAME is the list of the arguments after --, each of KFP type TYPE")
+	f.lists.register(fs)
+	f.cache.register(fs)
+	registerRuntimeFlags(fs, &f.rt)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	f.rest = fs.Args()
+	return f, nil
+}
+
+// registerRuntimeFlags registers the flags of the run's and the task's
+// runtime values, which fill KFP's placeholders.
+func registerRuntimeFlags(fs *flag.FlagSet, rt *launcher.Runtime) {
 	fs.StringVar(&rt.OutputURI, "output-uri", "", "URI under which the output artifacts live")
 	fs.StringVar(&rt.OutputDir, "output-dir", "", "local directory for output-parameter files and the executor output")
 	fs.StringVar(&rt.JobName, "job-name", "", "{{$.pipeline_job_name}}")
@@ -82,90 +139,123 @@ func launch(args []string) error {
 	fs.StringVar(&rt.TaskUID, "task-uid", "", "{{$.pipeline_task_uuid}}")
 	fs.StringVar(&rt.PipelineRoot, "pipeline-root", "", "{{$.pipeline_root}}")
 	fs.StringVar(&rt.JobCreateTime, "job-create-time", "", "{{$.pipeline_job_create_time_utc}}")
-	if err := fs.Parse(args); err != nil {
-		return err
+}
+
+// launchParameters are the input parameters the flags give: each --param,
+// and each list collected from --item or the arguments after --.
+func launchParameters(f *launchFlags) (map[string]string, error) {
+	if len(f.rest) > 0 && len(f.restType) == 0 && f.lists.artifactRest == "" || len(f.restType) > 0 && f.lists.artifactRest != "" {
+		return nil, fmt.Errorf("launch: unexpected arguments %q (the arguments after -- are one list: --collect-rest or --artifact-rest)", f.rest)
 	}
-	if fs.NArg() > 0 && len(restType) == 0 && lists.artifactRest == "" || len(restType) > 0 && lists.artifactRest != "" {
-		return fmt.Errorf("launch: unexpected arguments %q (the arguments after -- are one list: --collect-rest or --artifact-rest)", fs.Args())
-	}
-	collected, err := collectedLists(itemTypes, itemFlags, restType, fs.Args())
+	collected, err := collectedLists(f.itemTypes, f.items, f.restType, f.rest)
 	if err == nil {
-		err = nestLists(collected, lists.shapes)
+		err = nestLists(collected, f.lists.shapes)
 	}
 	if err != nil {
-		return fmt.Errorf("launch: %w", err)
+		return nil, fmt.Errorf("launch: %w", err)
 	}
+	params := f.params
 	for name, text := range collected {
 		if _, dup := params[name]; dup {
-			return fmt.Errorf("launch: input %q given as --param and as a list", name)
+			return nil, fmt.Errorf("launch: input %q given as --param and as a list", name)
 		}
 		params[name] = text
 	}
+	return params, nil
+}
+
+// launchInputs are the task's spec and its runtime values from the flags:
+// the input parameters, and the input artifacts, checked to be in a store
+// the launcher reads, with their metadata.
+func launchInputs(f *launchFlags) (launcher.Spec, launcher.Runtime, error) {
 	var spec launcher.Spec
-	dec := json.NewDecoder(strings.NewReader(*specJSON))
+	rt := f.rt
+	params, err := launchParameters(f)
+	if err != nil {
+		return spec, rt, err
+	}
+	dec := json.NewDecoder(strings.NewReader(f.spec))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&spec); err != nil {
-		return fmt.Errorf("launch: --spec is not a launcher spec: %w", err)
+		return spec, rt, fmt.Errorf("launch: --spec is not a launcher spec: %w", err)
 	}
 	if !filepath.IsAbs(rt.OutputDir) {
-		return fmt.Errorf("launch: --output-dir %q is not an absolute path", rt.OutputDir)
+		return spec, rt, fmt.Errorf("launch: --output-dir %q is not an absolute path", rt.OutputDir)
 	}
 	rt.Parameters = params
 	rt.Artifacts = map[string]launcher.RuntimeArtifact{}
-	for name, uri := range artifacts {
+	for name, uri := range f.artifacts {
 		if uri == "" {
 			continue // an optional pipeline input artifact the run did not give: absent
 		}
-		rt.Artifacts[name] = launcher.RuntimeArtifact{URI: uri, Metadata: json.RawMessage(artifactMeta[name])}
+		rt.Artifacts[name] = launcher.RuntimeArtifact{URI: uri, Metadata: json.RawMessage(f.artifactMeta[name])}
 	}
-	if err := lists.jsonArtifacts(spec, rt.Artifacts); err != nil {
-		return fmt.Errorf("launch: %w", err)
+	if err := f.lists.jsonArtifacts(spec, rt.Artifacts); err != nil {
+		return spec, rt, fmt.Errorf("launch: %w", err)
 	}
-	if rt.ArtifactLists, err = lists.artifactLists(spec, fs.Args()); err != nil {
-		return fmt.Errorf("launch: %w", err)
+	if rt.ArtifactLists, err = f.lists.artifactLists(spec, f.rest); err != nil {
+		return spec, rt, fmt.Errorf("launch: %w", err)
 	}
-	for name := range artifactMeta {
-		if _, ok := artifacts[name]; !ok {
-			return fmt.Errorf("launch: --artifact-metadata %s for no --artifact", name)
+	for name := range f.artifactMeta {
+		if _, ok := f.artifacts[name]; !ok {
+			return spec, rt, fmt.Errorf("launch: --artifact-metadata %s for no --artifact", name)
 		}
 	}
-	if err := inputArtifacts(rt, metaParams); err != nil {
-		return fmt.Errorf("launch: task %q: %w", spec.Task, err)
+	if err := inputArtifacts(rt, f.metaParams); err != nil {
+		return spec, rt, fmt.Errorf("launch: task %q: %w", spec.Task, err)
 	}
+	return spec, rt, nil
+}
 
+// prepareExecution is the task's ExecutorInput and command line, with the
+// directories of its outputs made.
+func prepareExecution(spec launcher.Spec, rt launcher.Runtime) (*pipelinespec.ExecutorInput, []string, error) {
 	ei, err := launcher.ExecutorInput(spec, rt)
 	if err != nil {
-		return fmt.Errorf("launch: %w", err)
+		return nil, nil, fmt.Errorf("launch: %w", err)
 	}
 	argv, err := launcher.Resolve(spec, ei, rt)
 	if err != nil {
-		return fmt.Errorf("launch: %w", err)
+		return nil, nil, fmt.Errorf("launch: %w", err)
 	}
 	if len(argv) == 0 {
-		return fmt.Errorf("launch: task %q has no command", spec.Task)
+		return nil, nil, fmt.Errorf("launch: task %q has no command", spec.Task)
 	}
 	if err := prepareArtifacts(ei); err != nil {
-		return fmt.Errorf("launch: task %q: %w", spec.Task, err)
+		return nil, nil, fmt.Errorf("launch: task %q: %w", spec.Task, err)
 	}
-	if cache.dir != "" && cache.enabled != "true" && cache.enabled != "false" {
-		return fmt.Errorf("launch: --caching %q: want true or false (the run's kfp-enable-caching parameter)", cache.enabled)
-	}
-	var fingerprint string
-	if cache.active() {
-		if fingerprint, err = cache.fingerprint(spec, ei); err != nil {
-			return fmt.Errorf("launch: task %q: cache fingerprint: %w", spec.Task, err)
-		}
-		if entry, hit := cache.lookup(fingerprint); hit {
-			if err := cache.restore(entry, ei); err != nil {
-				return fmt.Errorf("launch: task %q: restoring the cached execution %s: %w", spec.Task, fingerprint, err)
-			}
-			fmt.Printf("kfp-task: task %q is cached: the outputs of its execution in %s are reused (fingerprint %s)\n", spec.Task, entry.JobName, fingerprint)
-			return writeResults(spec, launcher.Results{Parameters: entry.Parameters, Artifacts: cachedArtifacts(ei, entry)}, results, artifactResults, cache.cachedResult, true)
-		}
-	} else if cache.dir != "" {
-		fmt.Printf("kfp-task: caching is off for this run: task %q runs, and its outputs are not stored\n", spec.Task)
-	}
+	return ei, argv, nil
+}
 
+// reuseCachedExecution looks the execution up in the cache, when caching
+// is active: its fingerprint, and on a hit the entry whose outputs it has
+// restored to this task's (nil on a miss, or with caching off).
+func reuseCachedExecution(cache cacheFlags, spec launcher.Spec, ei *pipelinespec.ExecutorInput) (string, *launcher.CacheEntry, error) {
+	if !cache.active() {
+		if cache.dir != "" {
+			fmt.Printf("kfp-task: caching is off for this run: task %q runs, and its outputs are not stored\n", spec.Task)
+		}
+		return "", nil, nil
+	}
+	fingerprint, err := cache.fingerprint(spec, ei)
+	if err != nil {
+		return "", nil, fmt.Errorf("launch: task %q: cache fingerprint: %w", spec.Task, err)
+	}
+	entry, hit := cache.lookup(fingerprint)
+	if !hit {
+		return fingerprint, nil, nil
+	}
+	if err := cache.restore(entry, ei); err != nil {
+		return "", nil, fmt.Errorf("launch: task %q: restoring the cached execution %s: %w", spec.Task, fingerprint, err)
+	}
+	fmt.Printf("kfp-task: task %q is cached: the outputs of its execution in %s are reused (fingerprint %s)\n", spec.Task, entry.JobName, fingerprint)
+	return fingerprint, entry, nil
+}
+
+// runComponent runs the component's command line, on this process's
+// standard streams; its own failure (a positive exit code) is an
+// exitError, which the step exits with.
+func runComponent(task string, argv []string) error {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
@@ -173,28 +263,27 @@ func launch(args []string) error {
 		if errors.As(err, &exit) && exit.ExitCode() > 0 {
 			return exitError{exit.ExitCode()}
 		}
-		return fmt.Errorf("launch: task %q: running %s: %w", spec.Task, argv[0], err)
+		return fmt.Errorf("launch: task %q: running %s: %w", task, argv[0], err)
 	}
-	if objectstore.Supported(rt.PipelineRoot) {
-		shareOutputs(ei)
-	}
+	return nil
+}
 
-	res, err := launcher.Collect(spec, ei, os.ReadFile)
-	if err != nil {
-		return fmt.Errorf("launch: %w", err)
+// cacheEntryOf is the cache entry of an execution's outputs.
+func cacheEntryOf(fingerprint, jobName, task string, res launcher.Results) launcher.CacheEntry {
+	entry := launcher.CacheEntry{Fingerprint: fingerprint, Parameters: res.Parameters, Artifacts: map[string]json.RawMessage{},
+		JobName: jobName, Task: task}
+	for name, a := range res.Artifacts {
+		entry.Artifacts[name] = a.Metadata
 	}
-	if cache.active() {
-		entry := launcher.CacheEntry{Fingerprint: fingerprint, Parameters: res.Parameters, Artifacts: map[string]json.RawMessage{},
-			JobName: rt.JobName, Task: spec.Task}
-		for name, a := range res.Artifacts {
-			entry.Artifacts[name] = a.Metadata
-		}
-		if err := cache.store(entry, ei); err != nil {
-			// The task did its work; only later runs lose the reuse.
-			fmt.Fprintf(os.Stderr, "kfp-task: warning: task %q: storing its execution in the cache: %v\n", spec.Task, err)
-		}
+	return entry
+}
+
+// storeExecution stores the execution in the cache. A failure is only
+// warned of: the task did its work; only later runs lose the reuse.
+func storeExecution(cache cacheFlags, entry launcher.CacheEntry, ei *pipelinespec.ExecutorInput) {
+	if err := cache.store(entry, ei); err != nil {
+		fmt.Fprintf(os.Stderr, "kfp-task: warning: task %q: storing its execution in the cache: %v\n", entry.Task, err)
 	}
-	return writeResults(spec, res, results, artifactResults, cache.cachedResult, false)
 }
 
 // cachedArtifacts are a cached execution's artifacts at this task's URIs.
