@@ -338,7 +338,7 @@ func readOutput(path string) (contract.Output, error) {
 		return out, fmt.Errorf("wrote no %s", path)
 	}
 	if err := json.Unmarshal(data, &out); err != nil {
-		return contract.Output{}, fmt.Errorf("wrote invalid JSON to %s: %v", path, err)
+		return contract.Output{}, fmt.Errorf("wrote invalid JSON to %s: %w", path, err)
 	}
 	return out, nil
 }

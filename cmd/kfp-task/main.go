@@ -24,13 +24,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 )
 
 func main() {
 	if err := run(os.Args[1:], os.Getenv); err != nil {
-		if exit, ok := err.(exitError); ok {
+		var exit exitError
+		if errors.As(err, &exit) {
 			os.Exit(exit.code) // the component's own failure, already on its stderr
 		}
 		fmt.Fprintln(os.Stderr, "kfp-task:", err)

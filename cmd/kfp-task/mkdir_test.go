@@ -87,7 +87,7 @@ func TestMkdirWithoutPermission(t *testing.T) {
 	}
 	base := t.TempDir()
 	require.NoError(t, os.Chmod(base, 0o555))
-	t.Cleanup(func() { os.Chmod(base, 0o755) })
+	t.Cleanup(func() { assert.NoError(t, os.Chmod(base, 0o755)) }) // so that TempDir can remove it
 	err := run([]string{"mkdir", filepath.Join(base, "run", "task")}, os.Getenv)
 	assert.ErrorContains(t, err, "permission denied")
 }

@@ -31,7 +31,7 @@ func oneof(args []string) error {
 	case len(args) >= 3 && args[0] == "select":
 		return selectValue(args[1], args[2:])
 	}
-	return errors.New("oneof: want publish SRC DST [SRC DST ...], or select RESULT CANDIDATE...")
+	return errors.New("oneof: want publish SRC DST [SRC DST ...], or select RESULT CANDIDATE [CANDIDATE ...]")
 }
 
 // publishValue copies a result file to the volume, whole or not at all.

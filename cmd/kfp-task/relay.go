@@ -154,7 +154,7 @@ func (r *relay) refuse(w http.ResponseWriter, status int, msg string) {
 func (r *relay) token() (string, error) {
 	data, err := os.ReadFile(r.tokenFile)
 	if err != nil {
-		return "", fmt.Errorf("cannot read the token: %v", err)
+		return "", fmt.Errorf("cannot read the token: %w", err)
 	}
 	token := strings.TrimSpace(string(data))
 	if token == "" {

@@ -122,7 +122,7 @@ func decodeSpec(res contract.Resource, into any) error {
 		return fmt.Errorf("the resource %s/%s has no spec", res.Metadata.Namespace, res.Metadata.Name)
 	}
 	if err := json.Unmarshal(res.Spec, into); err != nil {
-		return fmt.Errorf("the spec of %s %s/%s: %v", res.Kind, res.Metadata.Namespace, res.Metadata.Name, err)
+		return fmt.Errorf("the spec of %s %s/%s: %w", res.Kind, res.Metadata.Namespace, res.Metadata.Name, err)
 	}
 	return nil
 }

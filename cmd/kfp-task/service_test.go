@@ -266,7 +266,8 @@ func TestPatches(t *testing.T) {
 		assert.Equal(t, want, got)
 	})
 	t.Run("patch, kfp-operator's docs' spelling of payload", func(t *testing.T) {
-		spelt := pipelinesv1beta1.Patch{Type: pipelinesv1beta1.PatchMerge, Patch: `{"image":"ghcr.io/x/penguin:docs"}`}
+		// The deprecated field is the point: a manifest copied from kfp-operator's docs.
+		spelt := pipelinesv1beta1.Patch{Type: pipelinesv1beta1.PatchMerge, Patch: `{"image":"ghcr.io/x/penguin:docs"}`} //nolint:staticcheck // SA1019, on purpose
 		got := definition(t, testConfig(fw("tfx", spelt)))
 		assert.Equal(t, "ghcr.io/x/penguin:docs", got["image"])
 	})

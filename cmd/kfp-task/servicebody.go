@@ -92,7 +92,7 @@ func applyPatches(def []byte, cfg contract.ProviderConfig, name string) ([]byte,
 		case pipelinesv1beta1.PatchJSON:
 			var patch jsonpatch.Patch
 			if patch, err = jsonpatch.DecodePatch([]byte(p.Document())); err != nil {
-				return nil, fmt.Errorf("%s: the payload is not an RFC 6902 JSON Patch (a JSON list of operations): %v", where, err)
+				return nil, fmt.Errorf("%s: the payload is not an RFC 6902 JSON Patch (a JSON list of operations): %w", where, err)
 			}
 			def, err = patch.Apply(def)
 		case pipelinesv1beta1.PatchMerge:
@@ -104,7 +104,7 @@ func applyPatches(def []byte, cfg contract.ProviderConfig, name string) ([]byte,
 			return nil, fmt.Errorf("%s: unknown patch type (want json or merge)", where)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s does not apply to the pipeline definition: %v", where, err)
+			return nil, fmt.Errorf("%s does not apply to the pipeline definition: %w", where, err)
 		}
 		if !isJSONObject(def) {
 			return nil, fmt.Errorf("%s leaves a pipeline definition that is not a JSON object", where)
@@ -141,7 +141,7 @@ func compiledObject(compiled []byte) (json.RawMessage, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("the compiled pipeline definition is neither JSON nor YAML: %v", err)
+			return nil, fmt.Errorf("the compiled pipeline definition is neither JSON nor YAML: %w", err)
 		}
 		if doc != nil {
 			docs = append(docs, doc)
@@ -159,7 +159,7 @@ func compiledObject(compiled []byte) (json.RawMessage, error) {
 	}
 	object, err := marshalJSON(docs[0])
 	if err != nil {
-		return nil, fmt.Errorf("the compiled pipeline definition cannot be expressed as JSON: %v", err)
+		return nil, fmt.Errorf("the compiled pipeline definition cannot be expressed as JSON: %w", err)
 	}
 	return object, nil
 }

@@ -138,7 +138,7 @@ func (c *serviceClient) call(kind, op, configPath, resourcePath, definitionPath 
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("the provider service did not answer %s %s within %s", method, target, timeout)
 		} else {
-			err = fmt.Errorf("cannot reach the provider service (%s %s): %v", method, target, err)
+			err = fmt.Errorf("cannot reach the provider service (%s %s): %w", method, target, err)
 		}
 		return contract.Output{Error: err.Error()}, err
 	}
@@ -169,7 +169,7 @@ func readJSON(path, flagName string, into any) error {
 		return fmt.Errorf("%s: %w", flagName, err)
 	}
 	if err := json.Unmarshal(data, into); err != nil {
-		return fmt.Errorf("%s %s: %v", flagName, path, err)
+		return fmt.Errorf("%s %s: %w", flagName, path, err)
 	}
 	return nil
 }

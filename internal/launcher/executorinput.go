@@ -251,7 +251,7 @@ func Value(typ, text string) (*structpb.Value, error) {
 	case TypeList, TypeStruct:
 		v := &structpb.Value{}
 		if err := v.UnmarshalJSON([]byte(text)); err != nil {
-			return nil, fmt.Errorf("%q is not JSON: %v", text, err)
+			return nil, fmt.Errorf("%q is not JSON: %w", text, err)
 		}
 		if _, list := v.Kind.(*structpb.Value_ListValue); typ == TypeList && !list {
 			return nil, fmt.Errorf("%q is not a JSON list", text)
@@ -291,7 +291,7 @@ func finalStatus(v *structpb.Value) *structpb.Value {
 func defaultValue(typ string, raw json.RawMessage) (*structpb.Value, error) {
 	v := &structpb.Value{}
 	if err := v.UnmarshalJSON(raw); err != nil {
-		return nil, fmt.Errorf("default %s is not JSON: %v", raw, err)
+		return nil, fmt.Errorf("default %s is not JSON: %w", raw, err)
 	}
 	if s, ok := v.Kind.(*structpb.Value_StringValue); ok && typ != TypeString && typ != "" {
 		return Value(typ, s.StringValue) // an SDK may write a default as text

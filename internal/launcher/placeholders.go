@@ -73,7 +73,7 @@ func (r resolver) structured(el string) ([]string, error) {
 	}
 	var v any
 	if err := json.Unmarshal([]byte(trimmed), &v); err != nil {
-		return nil, fmt.Errorf("structured placeholder %s is not JSON: %v", trimmed, err)
+		return nil, fmt.Errorf("structured placeholder %s is not JSON: %w", trimmed, err)
 	}
 	parts, err := r.expand(v)
 	if err != nil {
@@ -110,7 +110,7 @@ func (r resolver) expand(v any) ([]string, error) {
 		if items, ok := t["Concat"]; ok {
 			list, ok := items.([]any)
 			if !ok {
-				return nil, fmt.Errorf("Concat of a %T, not a list", items)
+				return nil, fmt.Errorf("a Concat of a %T, not a list", items)
 			}
 			var b strings.Builder
 			for _, item := range list {
