@@ -110,8 +110,8 @@ soak: ## The chaos suite again and again for SOAK_DURATION (default 1h), SOAK_FL
 bench-scale: ## Operator overhead over Tekton with kwok's fake node (SCALE_N resources, SCALE_FLAGS e.g. -tekton-qps 100 -tekton-threads 8, or -fairness for a second namespace's latency during the burst); run after make demo.
 	./hack/cluster.sh exec go run ./bench/scale -n $(SCALE_N) $(SCALE_FLAGS)
 
-bench-cluster: ## Figures of the local real cluster (pod, TaskRun, operation latency; memory); run after make demo.
-	./hack/cluster.sh exec go run ./bench/cluster -n 10
+bench-cluster: ## Figures of the local real cluster (pod, TaskRun, operation latency; memory; CLUSTER_FLAGS=-breakdown -n 50 for where one operation's time goes); run after make demo.
+	./hack/cluster.sh exec go run ./bench/cluster $${CLUSTER_FLAGS:--n 10}
 
 ##@ Local cluster
 

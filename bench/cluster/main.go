@@ -34,20 +34,21 @@ import (
 
 func main() {
 	n := flag.Int("n", 10, "objects of each kind, created one after another")
+	stagesOnly := flag.Bool("breakdown", false, "instead: apply -n Experiments one after another and print where each one's time from apply to Ready goes, stage by stage (median, p90)")
 	flag.Parse()
-	if err := run(*n); err != nil {
+	if err := run(*n, *stagesOnly); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/cluster:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int) error {
+func run(n int, stagesOnly bool) error {
 	ctx := context.Background()
 	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join("bin", "kubeconfig"))
 	if err != nil {
 		return err
 	}
-	cl, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	cl, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme.New()})
 	if err != nil {
 		return err
 	}
@@ -65,6 +66,9 @@ func run(n int) error {
 		"--set", "provider.image="+images["FIXTURE_PROVIDER_IMAGE"], "--wait").CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("helm: %w: %s", err, out)
+	}
+	if stagesOnly {
+		return breakdown(ctx, cl, ns, n)
 	}
 	step := func(name string) corev1.Container {
 		return corev1.Container{Name: name, Image: images["FIXTURE_COMPILER_IMAGE"], Command: []string{"/compiler"}, Args: []string{"/tmp/out"},
