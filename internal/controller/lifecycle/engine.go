@@ -147,6 +147,10 @@ type Reconciler[T Subject] struct {
 	written      sync.Map
 	writtenSwept atomic.Int64
 
+	// shares gives new resources of each namespace their turn in the work
+	// queue (fairqueue.go).
+	shares namespaceShares
+
 	// failures remembers why each failed run failed, by run UID.
 	failures     sync.Map
 	failureCount atomic.Int64
@@ -154,6 +158,7 @@ type Reconciler[T Subject] struct {
 
 // Reconcile synchronises one resource with its backend.
 func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
+	r.shares.started(req.NamespacedName)
 	queued := false
 	defer func() {
 		// A priority belongs to the event that queued this reconcile (see

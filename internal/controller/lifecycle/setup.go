@@ -44,7 +44,9 @@ func (r *Reconciler[T]) SetupWithManager(ctx context.Context, mgr ctrl.Manager, 
 		return err
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
-		For(r.Kind.New(), builder.WithPredicates(predicate.Or(
+		// Its own kind as For would, but new resources queued fairly between
+		// namespaces (fairqueue.go).
+		Watches(r.Kind.New(), newFairCreates(&r.shares), builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicates.BeingDeleted))).
 		Watches(&tektonv1.PipelineRun{}, newRunEvents(r.ownerOf)).
 		Watches(&pipelinesv1beta1.Provider{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(list, IndexProvider)),
