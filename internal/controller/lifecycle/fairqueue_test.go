@@ -61,7 +61,7 @@ func TestANamespacesSingleCreateGoesAheadOfAnothersBurst(t *testing.T) {
 			q := priorityqueue.New[reconcile.Request]("fairness-" + tc.name)
 			defer q.ShutDown()
 			shares := &namespaceShares{}
-			var h handler.EventHandler = handler.WithLowPriorityWhenUnchanged(&handler.EnqueueRequestForObject{})
+			h := handler.WithLowPriorityWhenUnchanged(&handler.EnqueueRequestForObject{})
 			if tc.fair {
 				h = newFairCreates(shares)
 			}
