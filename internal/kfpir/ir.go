@@ -130,6 +130,9 @@ type TaskSpec struct {
 	final bool
 	// loop is the run-time loop the task fans out over, if any.
 	loop *flatLoop
+	// pvcClaims are the parameters naming the claims its executor's
+	// pvcMount entries mount, by index (pvc.go).
+	pvcClaims map[string]*InputParameter
 }
 
 // TaskInfo is the task's display information.

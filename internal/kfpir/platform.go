@@ -60,11 +60,8 @@ type kubernetesConfig struct {
 	SecretAsVolume    []objectAsVolume `json:"secretAsVolume"`
 	ConfigMapAsEnv    []objectAsEnv    `json:"configMapAsEnv"`
 	ConfigMapAsVolume []objectAsVolume `json:"configMapAsVolume"`
-	PvcMount          []struct {
-		Constant  string `json:"constant"`
-		MountPath string `json:"mountPath"`
-	} `json:"pvcMount"`
-	FieldPathAsEnv []struct {
+	PvcMount          []pvcMountRef    `json:"pvcMount"`
+	FieldPathAsEnv    []struct {
 		Name      string `json:"name"`
 		FieldPath string `json:"fieldPath"`
 	} `json:"fieldPathAsEnv"`
@@ -139,8 +136,9 @@ func (c *compiler) parsePlatform() error {
 }
 
 // applyPlatform applies the kubernetes settings of the task's executor.
-func (c *compiler) applyPlatform(task, label string, pt *tektonv1.PipelineTask, ts *tektonv1.TaskSpec, main *tektonv1.Step) error {
-	cfg := c.platform[label]
+func (c *compiler) applyPlatform(b *taskBuild, main *tektonv1.Step) error {
+	task, pt, ts := b.name, &b.pt, &b.ts
+	cfg := c.platform[b.comp.ExecutorLabel]
 	if cfg == nil {
 		return nil
 	}
@@ -158,6 +156,9 @@ func (c *compiler) applyPlatform(task, label string, pt *tektonv1.PipelineTask, 
 		if err := apply(task, cfg, refuseForeign, ts, main); err != nil {
 			return err
 		}
+	}
+	if err := c.mountClaims(task, cfg, refuseForeign, b, main); err != nil {
+		return err
 	}
 	if err := platformStep(task, cfg, pt, main); err != nil {
 		return err
@@ -202,7 +203,7 @@ func mountVolume(task, prefix string, i int, src corev1.VolumeSource, mountPath 
 	return nil
 }
 
-// platformVolumes: Secrets, ConfigMaps and existing PVCs as volumes.
+// platformVolumes: Secrets and ConfigMaps as volumes (PVCs: mountClaims).
 func platformVolumes(task string, cfg *kubernetesConfig, refuseForeign func(string, string) error, ts *tektonv1.TaskSpec, main *tektonv1.Step) error {
 	for i, s := range cfg.SecretAsVolume {
 		if err := refuseForeign("Secret", s.SecretName); err != nil {
@@ -219,18 +220,6 @@ func platformVolumes(task string, cfg *kubernetesConfig, refuseForeign func(stri
 		}
 		src := corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: s.ConfigMapName}, Optional: s.Optional}}
 		if err := mountVolume(task, "kfp-configmap-", i, src, s.MountPath, ts, main); err != nil {
-			return err
-		}
-	}
-	for i, p := range cfg.PvcMount {
-		if p.Constant == "" {
-			return unsupported(task, "kfp-kubernetes PVC named by a parameter", "pvcMount %d", i)
-		}
-		if err := refuseForeign("PersistentVolumeClaim", p.Constant); err != nil {
-			return err
-		}
-		src := corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: p.Constant}}
-		if err := mountVolume(task, "kfp-pvc-", i, src, p.MountPath, ts, main); err != nil {
 			return err
 		}
 	}
