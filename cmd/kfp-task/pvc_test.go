@@ -62,7 +62,9 @@ func TestClaimFor(t *testing.T) {
 }
 
 // fakeClaims is an API server's claims in one namespace.
-type fakeClaims struct{ claims map[string]*corev1.PersistentVolumeClaim }
+type fakeClaims struct {
+	claims map[string]*corev1.PersistentVolumeClaim
+}
 
 func (f *fakeClaims) create(_ context.Context, c *corev1.PersistentVolumeClaim) error {
 	if _, ok := f.claims[c.Name]; ok {
