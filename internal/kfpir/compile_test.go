@@ -409,8 +409,8 @@ func TestCompileRefusesUnsupportedFeatures(t *testing.T) {
 			s.RuntimeConfig = raw(`{"parameterValues":{"rows":3}}`)
 		}, feature: "runtimeConfig", task: ""},
 		{name: "platform spec", mutate: func(s *PipelineSpec) {
-			s.PlatformSpec = raw(`{"platforms":{"kubernetes":{"deploymentSpec":{"executors":{"exec-train":{"nodeAffinity":[{}]}}}}}}`)
-		}, feature: "kfp-kubernetes setting nodeAffinity", task: "train"},
+			s.PlatformSpec = raw(`{"platforms":{"kubernetes":{"deploymentSpec":{"executors":{"exec-train":{"initContainers":[{"name":"x","image":"busybox"}]}}}}}}`)
+		}, feature: "kfp-kubernetes setting initContainers", task: "train"},
 		{name: "platform spec secret name from a parameter", mutate: func(s *PipelineSpec) {
 			s.PlatformSpec = raw(`{"platforms":{"kubernetes":{"deploymentSpec":{"executors":{"exec-train":{"secretAsEnv":[{"secretNameParameter":{"componentInputParameter":"x"}}]}}}}}}`)
 		}, feature: "kfp-kubernetes setting secretNameParameter", task: "train"},

@@ -94,6 +94,8 @@ type kubernetesConfig struct {
 	ImagePullSecret []struct {
 		SecretName string `json:"secretName"`
 	} `json:"imagePullSecret"`
+	NodeAffinity []nodeAffinityTerm `json:"nodeAffinity"`
+	PodAffinity  []podAffinityTerm  `json:"podAffinity"`
 }
 
 // parsePlatform reads the platform spec document's kubernetes settings.
@@ -302,7 +304,12 @@ func (c *compiler) podSettings(task string, cfg *kubernetesConfig, refuseForeign
 		}
 		tpl.ImagePullSecrets = append(tpl.ImagePullSecrets, corev1.LocalObjectReference{Name: s.SecretName})
 	}
-	if tpl.NodeSelector != nil || tpl.Tolerations != nil || tpl.ImagePullSecrets != nil {
+	aff, err := affinity(task, cfg)
+	if err != nil {
+		return err
+	}
+	tpl.Affinity = aff
+	if tpl.NodeSelector != nil || tpl.Tolerations != nil || tpl.ImagePullSecrets != nil || tpl.Affinity != nil {
 		spec.PodTemplate = tpl
 	}
 	if m := cfg.PodMetadata; m != nil && (len(m.Labels) > 0 || len(m.Annotations) > 0) {
