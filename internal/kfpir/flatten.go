@@ -241,7 +241,7 @@ func (f *flattener) task(s flatScope, name string) error {
 		leaf.conds = conds
 		leaf.final = final
 		leaf.loop = s.loop
-		if leaf.pvcClaims, err = f.bindPVCClaims(s, key, comp.ExecutorLabel); err != nil {
+		if leaf.platformNames, err = f.bindPlatformNames(s, key, comp.ExecutorLabel); err != nil {
 			return err
 		}
 		f.tasks[key] = &leaf

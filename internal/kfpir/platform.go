@@ -42,17 +42,21 @@ type keyToEnv struct {
 }
 
 type objectAsEnv struct {
-	SecretName    string     `json:"secretName,omitempty"`
-	ConfigMapName string     `json:"configMapName,omitempty"`
-	KeyToEnv      []keyToEnv `json:"keyToEnv"`
-	Optional      *bool      `json:"optional,omitempty"`
+	SecretName             string         `json:"secretName,omitempty"`
+	SecretNameParameter    *nameParameter `json:"secretNameParameter,omitempty"`
+	ConfigMapName          string         `json:"configMapName,omitempty"`
+	ConfigMapNameParameter *nameParameter `json:"configMapNameParameter,omitempty"`
+	KeyToEnv               []keyToEnv     `json:"keyToEnv"`
+	Optional               *bool          `json:"optional,omitempty"`
 }
 
 type objectAsVolume struct {
-	SecretName    string `json:"secretName,omitempty"`
-	ConfigMapName string `json:"configMapName,omitempty"`
-	MountPath     string `json:"mountPath"`
-	Optional      *bool  `json:"optional,omitempty"`
+	SecretName             string         `json:"secretName,omitempty"`
+	SecretNameParameter    *nameParameter `json:"secretNameParameter,omitempty"`
+	ConfigMapName          string         `json:"configMapName,omitempty"`
+	ConfigMapNameParameter *nameParameter `json:"configMapNameParameter,omitempty"`
+	MountPath              string         `json:"mountPath"`
+	Optional               *bool          `json:"optional,omitempty"`
 }
 
 type kubernetesConfig struct {
@@ -92,10 +96,12 @@ type kubernetesConfig struct {
 		Annotations map[string]string `json:"annotations"`
 	} `json:"podMetadata"`
 	ImagePullSecret []struct {
-		SecretName string `json:"secretName"`
+		SecretName          string         `json:"secretName"`
+		SecretNameParameter *nameParameter `json:"secretNameParameter"`
 	} `json:"imagePullSecret"`
-	NodeAffinity []nodeAffinityTerm `json:"nodeAffinity"`
-	PodAffinity  []podAffinityTerm  `json:"podAffinity"`
+	NodeAffinity           []nodeAffinityTerm `json:"nodeAffinity"`
+	GenericEphemeralVolume []ephemeralVolume  `json:"genericEphemeralVolume"`
+	PodAffinity            []podAffinityTerm  `json:"podAffinity"`
 }
 
 // parsePlatform reads the platform spec document's kubernetes settings.
@@ -139,53 +145,49 @@ func (c *compiler) parsePlatform() error {
 
 // applyPlatform applies the kubernetes settings of the task's executor.
 func (c *compiler) applyPlatform(b *taskBuild, main *tektonv1.Step) error {
-	task, pt, ts := b.name, &b.pt, &b.ts
 	cfg := c.platform[b.comp.ExecutorLabel]
 	if cfg == nil {
 		return nil
 	}
-	foreign := c.opts.TenantNamespace != "" && c.opts.TenantNamespace != c.opts.Namespace
-	refuseForeign := func(kind, name string) error {
-		if foreign {
-			return unsupported(task, "kfp-kubernetes "+kind+" of another namespace",
-				"%s %q: the runs of this %s pipeline execute in %s, whose %ss are not the pipeline's", kind, name, c.opts.TenantNamespace, c.opts.Namespace, kind)
-		}
-		return nil
-	}
-	for _, apply := range []func(string, *kubernetesConfig, func(string, string) error, *tektonv1.TaskSpec, *tektonv1.Step) error{
-		platformEnv, platformVolumes, platformScratch,
+	for _, apply := range []func(*taskBuild, *kubernetesConfig, *tektonv1.Step) error{
+		c.platformEnv, c.platformVolumes, c.mountClaims,
 	} {
-		if err := apply(task, cfg, refuseForeign, ts, main); err != nil {
+		if err := apply(b, cfg, main); err != nil {
 			return err
 		}
 	}
-	if err := c.mountClaims(task, cfg, refuseForeign, b, main); err != nil {
+	if err := platformScratch(b.name, cfg, &b.ts, main); err != nil {
 		return err
 	}
-	if err := platformStep(task, cfg, pt, main); err != nil {
+	if err := platformEphemeral(b.name, cfg, &b.ts, main); err != nil {
 		return err
 	}
-	return c.podSettings(task, cfg, refuseForeign)
+	if err := platformStep(b.name, cfg, &b.pt, main); err != nil {
+		return err
+	}
+	return c.podSettings(b, cfg)
 }
 
 // platformEnv: Secrets', ConfigMaps' and field paths' values as env.
-func platformEnv(_ string, cfg *kubernetesConfig, refuseForeign func(string, string) error, _ *tektonv1.TaskSpec, main *tektonv1.Step) error {
-	for _, s := range cfg.SecretAsEnv {
-		if err := refuseForeign("Secret", s.SecretName); err != nil {
+func (c *compiler) platformEnv(b *taskBuild, cfg *kubernetesConfig, main *tektonv1.Step) error {
+	for i, s := range cfg.SecretAsEnv {
+		name, err := c.objectName(b, "secretAsEnv "+strconv.Itoa(i), "Secret", s.SecretName, s.SecretNameParameter)
+		if err != nil {
 			return err
 		}
 		for _, k := range s.KeyToEnv {
 			main.Env = append(main.Env, corev1.EnvVar{Name: k.EnvVar, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-				LocalObjectReference: corev1.LocalObjectReference{Name: s.SecretName}, Key: k.SecretKey, Optional: s.Optional}}})
+				LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: k.SecretKey, Optional: s.Optional}}})
 		}
 	}
-	for _, s := range cfg.ConfigMapAsEnv {
-		if err := refuseForeign("ConfigMap", s.ConfigMapName); err != nil {
+	for i, s := range cfg.ConfigMapAsEnv {
+		name, err := c.objectName(b, "configMapAsEnv "+strconv.Itoa(i), "ConfigMap", s.ConfigMapName, s.ConfigMapNameParameter)
+		if err != nil {
 			return err
 		}
 		for _, k := range s.KeyToEnv {
 			main.Env = append(main.Env, corev1.EnvVar{Name: k.EnvVar, ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
-				LocalObjectReference: corev1.LocalObjectReference{Name: s.ConfigMapName}, Key: k.ConfigMapKey, Optional: s.Optional}}})
+				LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: k.ConfigMapKey, Optional: s.Optional}}})
 		}
 	}
 	for _, f := range cfg.FieldPathAsEnv {
@@ -206,22 +208,24 @@ func mountVolume(task, prefix string, i int, src corev1.VolumeSource, mountPath 
 }
 
 // platformVolumes: Secrets and ConfigMaps as volumes (PVCs: mountClaims).
-func platformVolumes(task string, cfg *kubernetesConfig, refuseForeign func(string, string) error, ts *tektonv1.TaskSpec, main *tektonv1.Step) error {
+func (c *compiler) platformVolumes(b *taskBuild, cfg *kubernetesConfig, main *tektonv1.Step) error {
 	for i, s := range cfg.SecretAsVolume {
-		if err := refuseForeign("Secret", s.SecretName); err != nil {
+		name, err := c.objectName(b, "secretAsVolume "+strconv.Itoa(i), "Secret", s.SecretName, s.SecretNameParameter)
+		if err != nil {
 			return err
 		}
-		src := corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: s.SecretName, Optional: s.Optional}}
-		if err := mountVolume(task, "kfp-secret-", i, src, s.MountPath, ts, main); err != nil {
+		src := corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: name, Optional: s.Optional}}
+		if err := mountVolume(b.name, "kfp-secret-", i, src, s.MountPath, &b.ts, main); err != nil {
 			return err
 		}
 	}
 	for i, s := range cfg.ConfigMapAsVolume {
-		if err := refuseForeign("ConfigMap", s.ConfigMapName); err != nil {
+		name, err := c.objectName(b, "configMapAsVolume "+strconv.Itoa(i), "ConfigMap", s.ConfigMapName, s.ConfigMapNameParameter)
+		if err != nil {
 			return err
 		}
-		src := corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: s.ConfigMapName}, Optional: s.Optional}}
-		if err := mountVolume(task, "kfp-configmap-", i, src, s.MountPath, ts, main); err != nil {
+		src := corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}, Optional: s.Optional}}
+		if err := mountVolume(b.name, "kfp-configmap-", i, src, s.MountPath, &b.ts, main); err != nil {
 			return err
 		}
 	}
@@ -229,7 +233,7 @@ func platformVolumes(task string, cfg *kubernetesConfig, refuseForeign func(stri
 }
 
 // platformScratch: empty dirs and shared memory.
-func platformScratch(task string, cfg *kubernetesConfig, _ func(string, string) error, ts *tektonv1.TaskSpec, main *tektonv1.Step) error {
+func platformScratch(task string, cfg *kubernetesConfig, ts *tektonv1.TaskSpec, main *tektonv1.Step) error {
 	emptyDir := func(medium corev1.StorageMedium, size, what string) (corev1.VolumeSource, error) {
 		src := &corev1.EmptyDirVolumeSource{Medium: medium}
 		if size != "" {
@@ -281,7 +285,8 @@ func platformStep(task string, cfg *kubernetesConfig, pt *tektonv1.PipelineTask,
 }
 
 // podSettings records the task's pod settings for AnnotationTaskRunSpecs.
-func (c *compiler) podSettings(task string, cfg *kubernetesConfig, refuseForeign func(kind, name string) error) error {
+func (c *compiler) podSettings(b *taskBuild, cfg *kubernetesConfig) error {
+	task := b.name
 	spec := tektonv1.PipelineTaskRunSpec{PipelineTaskName: c.taskNames[task]}
 	tpl := &pod.Template{}
 	if cfg.NodeSelector != nil && len(cfg.NodeSelector.Labels) > 0 {
@@ -298,11 +303,15 @@ func (c *compiler) podSettings(task string, cfg *kubernetesConfig, refuseForeign
 		}
 		tpl.Tolerations = append(tpl.Tolerations, tol)
 	}
-	for _, s := range cfg.ImagePullSecret {
-		if err := refuseForeign("Secret", s.SecretName); err != nil {
+	for i, s := range cfg.ImagePullSecret {
+		if _, in := nameOf(s.SecretName, s.SecretNameParameter); in != nil {
+			return unsupported(task, "kfp-kubernetes image pull secret from a parameter", "imagePullSecret %d: pod settings are fixed before the run's values are known", i)
+		}
+		name, err := c.objectName(b, "imagePullSecret "+strconv.Itoa(i), "Secret", s.SecretName, s.SecretNameParameter)
+		if err != nil {
 			return err
 		}
-		tpl.ImagePullSecrets = append(tpl.ImagePullSecrets, corev1.LocalObjectReference{Name: s.SecretName})
+		tpl.ImagePullSecrets = append(tpl.ImagePullSecrets, corev1.LocalObjectReference{Name: name})
 	}
 	aff, err := affinity(task, cfg)
 	if err != nil {

@@ -33,17 +33,18 @@ import (
 // mount by parameter only a claim its own create task made.
 
 const (
-	// CreatePVCImage and DeletePVCImage are the stub images of the SDK's
-	// CreatePVC and DeletePVC components.
+	// CreatePVCImage is the stub image of the SDK's CreatePVC component.
 	CreatePVCImage = "argostub/createpvc"
+	// DeletePVCImage is the stub image of the SDK's DeletePVC component.
 	DeletePVCImage = "argostub/deletepvc"
 	// AnnotationPVCTasks lists, as a JSON array, the Tekton names of the
 	// tasks that create or delete claims and so need an account that may.
 	AnnotationPVCTasks = "pipelines.kubeflow.org/pvc-tasks"
 	// PVCOwnerLabel on a claim a create task made is the namespace whose
-	// pipeline made it; PVCRunLabel the PipelineRun.
+	// pipeline made it.
 	PVCOwnerLabel = "pipelines.kubeflow.org/pvc-owner"
-	PVCRunLabel   = "pipelines.kubeflow.org/pvc-run"
+	// PVCRunLabel on such a claim is the PipelineRun that made it.
+	PVCRunLabel = "pipelines.kubeflow.org/pvc-run"
 )
 
 // pvcInputs are the stubs' input parameters, each passed to kfp-task pvc
@@ -118,143 +119,40 @@ func (c *compiler) annotatePVCTasks(p *tektonv1.Pipeline) error {
 	return nil
 }
 
-// pvcMountRef is one pvcMount entry: a claim by name (constant, or
-// pvcNameParameter's constant) or by parameter.
+// pvcMountRef is one pvcMount entry: a claim by name or by parameter
+// (platformnames.go).
 type pvcMountRef struct {
 	Constant                string               `json:"constant"`
 	ComponentInputParameter string               `json:"componentInputParameter"`
 	TaskOutputParameter     *TaskOutputParameter `json:"taskOutputParameter"`
-	PvcNameParameter        *struct {
-		ComponentInputParameter string               `json:"componentInputParameter"`
-		TaskOutputParameter     *TaskOutputParameter `json:"taskOutputParameter"`
-		RuntimeValue            *RuntimeValue        `json:"runtimeValue"`
-	} `json:"pvcNameParameter"`
-	MountPath string `json:"mountPath"`
-	SubPath   string `json:"subPath"`
+	PvcNameParameter        *nameParameter       `json:"pvcNameParameter"`
+	MountPath               string               `json:"mountPath"`
+	SubPath                 string               `json:"subPath"`
 }
 
-// claim is the constant name, or the parameter naming the claim.
-func (r pvcMountRef) claim() (string, *InputParameter) {
-	if r.Constant != "" {
-		return r.Constant, nil
-	}
+// nameParameter is the parameter naming the claim, the deprecated fields
+// first (the SDK writes both).
+func (r pvcMountRef) nameParameter() *nameParameter {
 	if r.ComponentInputParameter != "" || r.TaskOutputParameter != nil {
-		return "", &InputParameter{ComponentInputParameter: r.ComponentInputParameter, TaskOutputParameter: r.TaskOutputParameter}
+		return &nameParameter{ComponentInputParameter: r.ComponentInputParameter, TaskOutputParameter: r.TaskOutputParameter}
 	}
-	if p := r.PvcNameParameter; p != nil {
-		if p.RuntimeValue != nil {
-			var s string
-			if json.Unmarshal(p.RuntimeValue.Constant, &s) == nil {
-				return s, nil
-			}
-		}
-		return "", &InputParameter{ComponentInputParameter: p.ComponentInputParameter, TaskOutputParameter: p.TaskOutputParameter, RuntimeValue: p.RuntimeValue}
-	}
-	return "", nil
+	return r.PvcNameParameter
 }
 
-// pvcMountRefs reads the pvcMount entries of executor label from the
-// platform spec, leniently (parsePlatform reports a malformed document).
-func pvcMountRefs(platformSpec json.RawMessage, label string) []pvcMountRef {
-	var doc struct {
-		Platforms struct {
-			Kubernetes struct {
-				DeploymentSpec struct {
-					Executors map[string]struct {
-						PvcMount []pvcMountRef `json:"pvcMount"`
-					} `json:"executors"`
-				} `json:"deploymentSpec"`
-			} `json:"kubernetes"`
-		} `json:"platforms"`
-	}
-	if len(platformSpec) == 0 || json.Unmarshal(platformSpec, &doc) != nil {
-		return nil
-	}
-	return doc.Platforms.Kubernetes.DeploymentSpec.Executors[label].PvcMount
-}
-
-// bindPVCClaims binds, in the task's scope, the parameters naming the
-// claims its executor mounts (by the pvcMount's index).
-func (f *flattener) bindPVCClaims(s flatScope, key, label string) (map[string]*InputParameter, error) {
-	claims := map[string]*InputParameter{}
-	for i, r := range pvcMountRefs(f.spec.PlatformSpec, label) {
-		_, in := r.claim()
-		if in == nil {
-			continue
-		}
-		v, err := f.param(s, key, "pvcMount "+strconv.Itoa(i), in)
-		if err != nil {
-			return nil, err
-		}
-		if v == nil {
-			return nil, fmt.Errorf("task %q: pvcMount %d names its claim by an input with no value", key, i)
-		}
-		claims[strconv.Itoa(i)] = v
-	}
-	return claims, nil
-}
-
-// mountClaims mounts the claims the task's pvcMount entries name, by
-// name or by parameter.
-func (c *compiler) mountClaims(task string, cfg *kubernetesConfig, refuseForeign func(string, string) error, b *taskBuild, main *tektonv1.Step) error {
+// mountClaims mounts the claims the task's pvcMount entries name.
+func (c *compiler) mountClaims(b *taskBuild, cfg *kubernetesConfig, main *tektonv1.Step) error {
 	for i, r := range cfg.PvcMount {
-		name, in := r.claim()
 		if r.SubPath != "" {
-			return unsupported(task, "kfp-kubernetes PVC sub path", "pvcMount %d", i)
+			return unsupported(b.name, "kfp-kubernetes PVC sub path", "pvcMount %d", i)
+		}
+		name, err := c.objectName(b, "pvcMount "+strconv.Itoa(i), "PersistentVolumeClaim", r.Constant, r.nameParameter())
+		if err != nil {
+			return err
 		}
 		src := corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: name}}
-		switch {
-		case name != "":
-			if err := refuseForeign("PersistentVolumeClaim", name); err != nil {
-				return err
-			}
-		case in == nil:
-			return fmt.Errorf("task %q: pvcMount %d names no claim", task, i)
-		default:
-			bound := b.t.pvcClaims[strconv.Itoa(i)]
-			if bound == nil {
-				return fmt.Errorf("task %q: pvcMount %d: its claim's parameter was not bound", task, i)
-			}
-			if bound.loopItem != nil || bound.collected != nil || bound.collectedFrom != nil {
-				return unsupported(task, "kfp-kubernetes PVC named by a loop's item or collected outputs", "pvcMount %d", i)
-			}
-			if err := c.foreignClaim(task, i, bound, refuseForeign); err != nil {
-				return err
-			}
-			v, producer, err := c.inputValue(task, "pvcMount "+strconv.Itoa(i), bound, "STRING")
-			if err != nil {
-				return err
-			}
-			param := "kfp-pvc-" + strconv.Itoa(i)
-			b.ts.Params = append(b.ts.Params, tektonv1.ParamSpec{Name: param, Type: tektonv1.ParamTypeString,
-				Description: "the name of the PersistentVolumeClaim mounted at " + r.MountPath})
-			b.pt.Params = append(b.pt.Params, tektonv1.Param{Name: param, Value: *tektonv1.NewStructuredValues(v)})
-			src.PersistentVolumeClaim.ClaimName = "$(params." + param + ")"
-			if producer != "" {
-				b.after[producer] = true
-			}
-		}
-		if err := mountVolume(task, "kfp-pvc-", i, src, r.MountPath, &b.ts, main); err != nil {
+		if err := mountVolume(b.name, "kfp-pvc-", i, src, r.MountPath, &b.ts, main); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// foreignClaim: a pipeline whose runs execute in another namespace may
-// mount by parameter only the claim its own CreatePVC task made.
-func (c *compiler) foreignClaim(task string, i int, in *InputParameter, refuseForeign func(string, string) error) error {
-	if refuseForeign("PersistentVolumeClaim", "") == nil {
-		return nil
-	}
-	if src := in.TaskOutputParameter; src != nil && src.OutputParameterKey == "name" {
-		if p := c.flat[src.ProducerTask]; p != nil {
-			if comp := c.spec.Components[p.ComponentRef.Name]; comp != nil {
-				if e := c.spec.DeploymentSpec.Executors[comp.ExecutorLabel]; e != nil && e.Container != nil && pvcStub(e.Container) == CreatePVCImage {
-					return nil
-				}
-			}
-		}
-	}
-	return unsupported(task, "kfp-kubernetes PVC of another namespace", "pvcMount %d names its claim by a parameter that is not the output of the pipeline's own CreatePVC task; the runs execute in %s", i, c.opts.Namespace)
 }

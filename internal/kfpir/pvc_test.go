@@ -62,13 +62,13 @@ func TestPVCCreateMountDelete(t *testing.T) {
 	assert.Equal(t, []string{"createpvc", "deletepvc"}, pvcTasks)
 
 	writer := tasks["writer"]
-	assert.Equal(t, "$(params.kfp-pvc-0)", claimOf(t, writer, "/scratch"))
-	assert.Equal(t, "$(tasks.createpvc.results.name)", paramValue(writer, "kfp-pvc-0"))
+	assert.Equal(t, "$(params.kfp-pvcMount-0)", claimOf(t, writer, "/scratch"))
+	assert.Equal(t, "$(tasks.createpvc.results.name)", paramValue(writer, "kfp-pvcMount-0"))
 	assert.Contains(t, writer.RunAfter, "createpvc")
 	reader := tasks["reader"]
-	assert.Equal(t, "$(params.kfp-pvc-0)", claimOf(t, reader, "/data"))
-	assert.Equal(t, "$(params.kfp-pvc-1)", claimOf(t, reader, "/datasets"))
-	assert.Equal(t, "$(params.data_claim)", paramValue(reader, "kfp-pvc-1"))
+	assert.Equal(t, "$(params.kfp-pvcMount-0)", claimOf(t, reader, "/data"))
+	assert.Equal(t, "$(params.kfp-pvcMount-1)", claimOf(t, reader, "/datasets"))
+	assert.Equal(t, "$(params.data_claim)", paramValue(reader, "kfp-pvcMount-1"))
 }
 
 // TestPVCRefusals: what a PVC task or a mount by parameter may not do.
@@ -90,7 +90,7 @@ func TestPVCRefusals(t *testing.T) {
 			edit: func(s *PipelineSpec) {
 				s.PlatformSpec = platformOf(`"exec-reader":{"pvcMount":[{"mountPath":"/data","componentInputParameter":"data_claim"}]}`)
 			},
-			feature: "kfp-kubernetes PVC of another namespace"},
+			feature: "kfp-kubernetes PersistentVolumeClaim of another namespace"},
 		{name: "settings on the create task",
 			edit: func(s *PipelineSpec) {
 				s.PlatformSpec = platformOf(`"exec-createpvc":{"secretAsEnv":[{"secretName":"s","keyToEnv":[{"secretKey":"k","envVar":"K"}]}]}`)

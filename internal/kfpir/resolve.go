@@ -29,7 +29,7 @@ func (f *flattener) resolveAll() error {
 		if err := params(key, t.Inputs.Parameters); err != nil {
 			return err
 		}
-		if err := params(key, t.pvcClaims); err != nil {
+		if err := params(key, t.platformNames); err != nil {
 			return err
 		}
 		for _, cond := range t.conds {
