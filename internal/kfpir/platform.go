@@ -19,17 +19,20 @@ import (
 // platforms.kubernetes.deploymentSpec.executors, one KubernetesExecutorConfig
 // (kfp-kubernetes' kubernetes_executor_config.proto, protobuf JSON) per
 // executor. Container settings go into the task's step and volumes: Secrets
-// and ConfigMaps as env or volumes, existing PVCs by name, field paths as
-// env, empty dirs and shared memory, the image pull policy. The task's
-// timeout is activeDeadlineSeconds. Pod settings (node selector,
-// tolerations, pod labels and annotations, image pull secrets) cannot be
-// said in a Pipeline: they go on the Pipeline as AnnotationTaskRunSpecs,
-// Tekton PipelineTaskRunSpecs by task that whoever starts a run copies into
-// the PipelineRun's taskRunSpecs (the Tekton provider does). Any other
-// field (names from parameters, PVCs the pipeline creates, affinity,
-// generic ephemeral volumes, …) is refused by name. A pipeline whose runs
-// execute in another namespace than its own (Options.TenantNamespace) may
-// not name that namespace's Secrets, ConfigMaps or PVCs: they are not its.
+// and ConfigMaps as env or volumes, PVCs, field paths as env, empty dirs,
+// shared memory, generic ephemeral volumes, the image pull policy; a
+// Secret, ConfigMap or PVC may be named by a parameter (platformnames.go).
+// The task's timeout is activeDeadlineSeconds. Pod settings (node
+// selector, tolerations, node and pod affinity, pod labels and
+// annotations, image pull secrets) cannot be said in a Pipeline: they go on
+// the Pipeline as AnnotationTaskRunSpecs, Tekton PipelineTaskRunSpecs by
+// task that whoever starts a run copies into the PipelineRun's
+// taskRunSpecs (the Tekton provider does). PVCs the pipeline creates and
+// deletes are tasks of their own (pvc.go). Any other field (security
+// context, init containers, resource claims, a PVC sub path, …) is refused
+// by name. A pipeline whose runs execute in another namespace than its own
+// (Options.TenantNamespace) may not name that namespace's Secrets,
+// ConfigMaps or PVCs: they are not its.
 
 // AnnotationTaskRunSpecs holds the pod settings of the kfp-kubernetes
 // config, as JSON []tektonv1.PipelineTaskRunSpec.
