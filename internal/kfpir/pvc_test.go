@@ -148,3 +148,46 @@ func TestPVCMountConstantParameter(t *testing.T) {
 	p := compileValid(t, spec, Options{Name: "x", Namespace: "team-a", LauncherImage: launcherImage})
 	assert.Equal(t, "fixed", claimOf(t, byName(p.Spec.Tasks)["reader"], "/data"), "a constant pvcNameParameter is a name")
 }
+
+// TestPVCMountInAConditionGroup: a task in a dsl.If group mounts the
+// claim through the group's input, as the SDK passes a channel into a
+// group (pipelinechannel--createpvc-name); it is bound in the group's
+// scope to the create task's output.
+func TestPVCMountInAConditionGroup(t *testing.T) {
+	spec := load(t, "pvc_create_mount_delete.yaml")
+	channel := "pipelinechannel--createpvc-name"
+	reader := spec.Root.DAG.Tasks["reader"]
+	reader.DependentTasks = nil
+	spec.Components["comp-condition-1"] = &ComponentSpec{
+		InputDefinitions: &IODefinitions{Parameters: map[string]*ParameterSpec{channel: {ParameterType: "STRING"}}},
+		DAG:              &DAGSpec{Tasks: map[string]*TaskSpec{"reader": reader}},
+	}
+	delete(spec.Root.DAG.Tasks, "reader")
+	spec.Root.DAG.Tasks["condition-1"] = &TaskSpec{
+		TaskInfo: TaskInfo{Name: "condition-1"}, ComponentRef: ComponentRef{Name: "comp-condition-1"},
+		DependentTasks: []string{"createpvc", "writer"},
+		Inputs: &TaskInputs{Parameters: map[string]*InputParameter{
+			channel: {TaskOutputParameter: &TaskOutputParameter{ProducerTask: "createpvc", OutputParameterKey: "name"}}}},
+		TriggerPolicy: &TriggerPolicy{Condition: "inputs.parameter_values['" + channel + "'] != ''"},
+	}
+	spec.Root.DAG.Tasks["deletepvc"].DependentTasks = []string{"createpvc", "condition-1"}
+	spec.PlatformSpec = platformOf(`"exec-reader":{"pvcMount":[{"mountPath":"/data","componentInputParameter":"` + channel + `",
+		"pvcNameParameter":{"componentInputParameter":"` + channel + `"}}]}`)
+	for _, opts := range []Options{
+		{Name: "x", Namespace: "team-a", LauncherImage: launcherImage},
+		{Name: "x", Namespace: "workflows", TenantNamespace: "team-a", LauncherImage: launcherImage},
+	} {
+		p := compileValid(t, spec, opts)
+		var r tektonv1.PipelineTask
+		for name, pt := range byName(p.Spec.Tasks) {
+			if pt.DisplayName == "reader" {
+				r = pt
+				t.Logf("reader is %s", name)
+			}
+		}
+		require.NotNil(t, r.TaskSpec, "the reader is compiled")
+		assert.Equal(t, "$(params.kfp-pvcMount-0)", claimOf(t, r, "/data"))
+		assert.Equal(t, "$(tasks.createpvc.results.name)", paramValue(r, "kfp-pvcMount-0"), "another namespace's runs too: it is the pipeline's own claim")
+		assert.NotEmpty(t, r.When, "guarded by the group's condition")
+	}
+}
