@@ -17,7 +17,12 @@ import (
 // constant is a name; a pipeline input or a task's output is bound in the
 // task's scope by flatten (bindPlatformNames) and becomes a TaskSpec param
 // named in the env var's secretKeyRef/configMapKeyRef or the volume, both
-// of which Tekton substitutes when the TaskRun starts. Pod settings (image
+// of which Tekton substitutes when the TaskRun starts (Tekton v1.15.1:
+// ApplyReplacements in pkg/reconciler/taskrun/resources/apply.go for the
+// volumes' claimName, secretName and configMap name,
+// pkg/container/container_replacements.go for env key refs; its
+// validation does not check these references, so the tests check the
+// text exactly). Pod settings (image
 // pull secrets) are fixed before: a name from a parameter is refused there.
 // A pipeline whose runs execute in another namespace may take from a
 // parameter only the name of a claim its own CreatePVC task made: any
