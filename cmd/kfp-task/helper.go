@@ -32,7 +32,7 @@ const (
 
 func run(args []string, getenv func(string) string) error {
 	if len(args) == 0 {
-		return errors.New("usage: kfp-task write|exec|stage|report|mkdir|launch|condition|items|oneof|fetch|store|install|relay-events|KIND OPERATION [flags]")
+		return errors.New("usage: kfp-task write|exec|stage|report|mkdir|launch|condition|items|oneof|pvc|fetch|store|install|relay-events|KIND OPERATION [flags]")
 	}
 	switch args[0] {
 	case "write":
@@ -57,6 +57,8 @@ func run(args []string, getenv func(string) string) error {
 		return storeCmd(args[1:], getenv)
 	case "oneof":
 		return oneof(args[1:])
+	case "pvc":
+		return pvcCmd(args[1:])
 	case "install":
 		if len(args) != 2 || !filepath.IsAbs(args[1]) {
 			return errors.New("install: want one absolute path, where this binary is copied (for a step in another image)")
@@ -67,7 +69,7 @@ func run(args []string, getenv func(string) string) error {
 	case kindPipeline, kindRun, kindRunSchedule, kindExperiment:
 		return serviceCmd(args[0], args[1:])
 	}
-	return fmt.Errorf("unknown command %q (want write, exec, stage, report, mkdir, launch, condition, items, oneof, fetch, store, install, relay-events, "+
+	return fmt.Errorf("unknown command %q (want write, exec, stage, report, mkdir, launch, condition, items, oneof, pvc, fetch, store, install, relay-events, "+
 		"or a provider service's KIND OPERATION: pipeline|run|runschedule|experiment create|update|delete)", args[0])
 }
 

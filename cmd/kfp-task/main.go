@@ -17,6 +17,8 @@
 //	kfp-task install PATH
 //	kfp-task condition --condition CEL --result PATH [--param KEY TYPE TEXT ...]
 //	kfp-task items --list JSON --result SELECTOR PATH [--result SELECTOR PATH ...]
+//	kfp-task pvc create --owner NS --run RUN --result PATH --access-modes JSON --size Q [--pvc-name N | --pvc-name-suffix S] ...
+//	kfp-task pvc delete --owner NS --pvc-name N
 //	kfp-task launch --spec JSON --output-uri URI --output-dir DIR [--param N=TEXT] [--artifact N=URI] [--result N=PATH]
 //	                [--item-type N=TYPE --item N=TEXT ...] [--collect-rest N=TYPE ... -- TEXT...]
 //	kfp-task KIND OPERATION --provider-config F --resource F --output F [--pipeline-definition F]

@@ -118,6 +118,7 @@ type compiler struct {
 	// pod settings it gives (platform.go).
 	platform     map[string]*kubernetesConfig
 	taskRunSpecs []tektonv1.PipelineTaskRunSpec
+	pvcTasks     []string // tasks creating or deleting claims (pvc.go)
 	// resourceParams are the tasks' resources from pipeline parameters.
 	resourceParams []ResourceParam
 	// importers are the importer tasks' artifacts (importer.go).
@@ -247,6 +248,9 @@ func (c *compiler) compileTasks(p *tektonv1.Pipeline) error {
 		return err
 	}
 	if err := c.annotateResourceParams(p); err != nil {
+		return err
+	}
+	if err := c.annotatePVCTasks(p); err != nil {
 		return err
 	}
 	return c.annotateTaskRunSpecs(p)

@@ -409,11 +409,11 @@ func TestCompileRefusesUnsupportedFeatures(t *testing.T) {
 			s.RuntimeConfig = raw(`{"parameterValues":{"rows":3}}`)
 		}, feature: "runtimeConfig", task: ""},
 		{name: "platform spec", mutate: func(s *PipelineSpec) {
-			s.PlatformSpec = raw(`{"platforms":{"kubernetes":{"deploymentSpec":{"executors":{"exec-train":{"nodeAffinity":[{}]}}}}}}`)
-		}, feature: "kfp-kubernetes setting nodeAffinity", task: "train"},
-		{name: "platform spec secret name from a parameter", mutate: func(s *PipelineSpec) {
-			s.PlatformSpec = raw(`{"platforms":{"kubernetes":{"deploymentSpec":{"executors":{"exec-train":{"secretAsEnv":[{"secretNameParameter":{"componentInputParameter":"x"}}]}}}}}}`)
-		}, feature: "kfp-kubernetes setting secretNameParameter", task: "train"},
+			s.PlatformSpec = raw(`{"platforms":{"kubernetes":{"deploymentSpec":{"executors":{"exec-train":{"initContainers":[{"name":"x","image":"busybox"}]}}}}}}`)
+		}, feature: "kfp-kubernetes setting initContainers", task: "train"},
+		{name: "platform spec image pull secret from a parameter", mutate: func(s *PipelineSpec) {
+			s.PlatformSpec = raw(`{"platforms":{"kubernetes":{"deploymentSpec":{"executors":{"exec-train":{"imagePullSecret":[{"secretNameParameter":{"componentInputParameter":"rows"}}]}}}}}}`)
+		}, feature: "kfp-kubernetes image pull secret from a parameter", task: "train"},
 		{name: "another platform", mutate: func(s *PipelineSpec) {
 			s.PlatformSpec = raw(`{"platforms":{"vertex":{"deploymentSpec":{"executors":{"exec-train":{"machine":"n1"}}}}}}`)
 		}, feature: "platform spec vertex", task: ""},

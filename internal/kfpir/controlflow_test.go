@@ -194,8 +194,14 @@ func TestTheE2EPipelinesCompile(t *testing.T) {
 		require.NoError(t, err, file)
 		compileValid(t, spec, Options{Name: "x", LauncherImage: launcherImage})
 	}
-	data, _ := os.ReadFile(filepath.Join("..", "testfixtures", "kfpexecutor", "control_flow.yaml"))
-	spec, _ := Parse(data)
+	data, err := os.ReadFile(filepath.Join("..", "testfixtures", "kfpexecutor", "pvc.yaml"))
+	require.NoError(t, err)
+	spec, err := Parse(data)
+	require.NoError(t, err)
+	pvc := compileValid(t, spec, Options{Name: "x", Namespace: "e2e", LauncherImage: launcherImage})
+	assert.Equal(t, "$(params.kfp-pvcMount-0)", byName(pvc.Spec.Tasks)["look"].TaskSpec.Volumes[0].PersistentVolumeClaim.ClaimName)
+	data, _ = os.ReadFile(filepath.Join("..", "testfixtures", "kfpexecutor", "control_flow.yaml"))
+	spec, _ = Parse(data)
 	p := compileValid(t, spec, Options{Name: "x", LauncherImage: launcherImage})
 	tasks := byName(p.Spec.Tasks)
 	square := tasks["square"]

@@ -24,7 +24,8 @@
 // componentConfig and runtimeArtifact as the features they are, and any
 // other unknown field naming the task, component or executor that holds it.
 // The platform-spec document (a pipelinespec.PlatformSpec) is kept as JSON;
-// Compile refuses it, naming its first executor feature.
+// Compile applies its kfp-kubernetes settings (platform.go) and refuses
+// any it does not know by name.
 //
 // # Supported subset
 //
@@ -131,6 +132,13 @@
 //     Pipeline results; one collected from a loop is an array result (the
 //     values as text; over nested loops each item the JSON of an inner
 //     list).
+//   - kfp-kubernetes settings (platform.go): Secrets, ConfigMaps and PVCs
+//     (by name or from a parameter), field paths, empty dirs, shared
+//     memory, generic ephemeral volumes, pull policy and timeout on the
+//     task; node selector, tolerations, node and pod affinity, pod
+//     metadata and image pull secrets as AnnotationTaskRunSpecs.
+//     CreatePVC and DeletePVC (pvc.go) are kfp-task pvc tasks listed in
+//     AnnotationPVCTasks, for the account that may manage claims.
 //   - cachingOptions.enableCache: KFP's caching (caching.go) when
 //     Options.Caching says the artifacts volume outlives the run;
 //     otherwise the tasks run every time and AnnotationCaching says so.
@@ -246,8 +254,8 @@
 // and output artifacts, runtime artifacts, dsl.OneOf outputs inside a loop
 // over a run-time list, of exit tasks, of importers or with an
 // object-store pipeline root, task and
-// component platform configuration, a platform spec document
-// (kfp-kubernetes secrets, volumes, …), a PipelineJob runtimeConfig,
+// component platform configuration, the kfp-kubernetes settings
+// platform.go names, a PipelineJob runtimeConfig,
 // non-file:// pipeline roots, and placeholders the launcher cannot
 // resolve. Parse refuses any field it does not know (see Reading the IR).
 package kfpir

@@ -241,6 +241,9 @@ func (f *flattener) task(s flatScope, name string) error {
 		leaf.conds = conds
 		leaf.final = final
 		leaf.loop = s.loop
+		if leaf.platformNames, err = f.bindPlatformNames(s, key, comp.ExecutorLabel); err != nil {
+			return err
+		}
 		f.tasks[key] = &leaf
 		return nil
 	}

@@ -130,6 +130,10 @@ type TaskSpec struct {
 	final bool
 	// loop is the run-time loop the task fans out over, if any.
 	loop *flatLoop
+	// platformNames are the parameters naming the Secrets, ConfigMaps
+	// and PVCs its executor's kfp-kubernetes config uses, by setting and
+	// index (platformnames.go).
+	platformNames map[string]*InputParameter
 }
 
 // TaskInfo is the task's display information.

@@ -19,7 +19,7 @@ func TestParseForms(t *testing.T) {
 	require.NoError(t, err)
 	job, err := json.Marshal(map[string]any{"displayName": "demo", "pipelineSpec": json.RawMessage(asJSON), "runtimeConfig": map[string]any{}})
 	require.NoError(t, err)
-	platform := append(append([]byte{}, data...), []byte("---\nplatforms:\n  kubernetes:\n    deploymentSpec:\n      executors:\n        exec-train:\n          pvcMount:\n          - mountPath: /data\n")...)
+	platform := append(append([]byte{}, data...), []byte("---\nplatforms:\n  kubernetes:\n    deploymentSpec:\n      executors:\n        exec-train:\n          securityContext:\n            runAsUser: 0\n")...)
 
 	fromYAML, err := Parse(data)
 	require.NoError(t, err)
@@ -48,7 +48,8 @@ func TestParseForms(t *testing.T) {
 			_, err := Compile(s, Options{Name: "x", LauncherImage: launcherImage})
 			var ue *UnsupportedError
 			require.True(t, errors.As(err, &ue), "%v", err)
-			assert.Equal(t, "kfp-kubernetes PVC named by a parameter", ue.Feature)
+			assert.Contains(t, ue.Feature, "kfp-kubernetes setting")
+			assert.Contains(t, ue.Feature, "securityContext")
 			assert.Equal(t, "train", ue.Task)
 		}},
 	}

@@ -19,17 +19,20 @@ import (
 // platforms.kubernetes.deploymentSpec.executors, one KubernetesExecutorConfig
 // (kfp-kubernetes' kubernetes_executor_config.proto, protobuf JSON) per
 // executor. Container settings go into the task's step and volumes: Secrets
-// and ConfigMaps as env or volumes, existing PVCs by name, field paths as
-// env, empty dirs and shared memory, the image pull policy. The task's
-// timeout is activeDeadlineSeconds. Pod settings (node selector,
-// tolerations, pod labels and annotations, image pull secrets) cannot be
-// said in a Pipeline: they go on the Pipeline as AnnotationTaskRunSpecs,
-// Tekton PipelineTaskRunSpecs by task that whoever starts a run copies into
-// the PipelineRun's taskRunSpecs (the Tekton provider does). Any other
-// field (names from parameters, PVCs the pipeline creates, affinity,
-// generic ephemeral volumes, …) is refused by name. A pipeline whose runs
-// execute in another namespace than its own (Options.TenantNamespace) may
-// not name that namespace's Secrets, ConfigMaps or PVCs: they are not its.
+// and ConfigMaps as env or volumes, PVCs, field paths as env, empty dirs,
+// shared memory, generic ephemeral volumes, the image pull policy; a
+// Secret, ConfigMap or PVC may be named by a parameter (platformnames.go).
+// The task's timeout is activeDeadlineSeconds. Pod settings (node
+// selector, tolerations, node and pod affinity, pod labels and
+// annotations, image pull secrets) cannot be said in a Pipeline: they go on
+// the Pipeline as AnnotationTaskRunSpecs, Tekton PipelineTaskRunSpecs by
+// task that whoever starts a run copies into the PipelineRun's
+// taskRunSpecs (the Tekton provider does). PVCs the pipeline creates and
+// deletes are tasks of their own (pvc.go). Any other field (security
+// context, init containers, resource claims, a PVC sub path, …) is refused
+// by name. A pipeline whose runs execute in another namespace than its own
+// (Options.TenantNamespace) may not name that namespace's Secrets,
+// ConfigMaps or PVCs: they are not its.
 
 // AnnotationTaskRunSpecs holds the pod settings of the kfp-kubernetes
 // config, as JSON []tektonv1.PipelineTaskRunSpec.
@@ -42,17 +45,21 @@ type keyToEnv struct {
 }
 
 type objectAsEnv struct {
-	SecretName    string     `json:"secretName,omitempty"`
-	ConfigMapName string     `json:"configMapName,omitempty"`
-	KeyToEnv      []keyToEnv `json:"keyToEnv"`
-	Optional      *bool      `json:"optional,omitempty"`
+	SecretName             string         `json:"secretName,omitempty"`
+	SecretNameParameter    *nameParameter `json:"secretNameParameter,omitempty"`
+	ConfigMapName          string         `json:"configMapName,omitempty"`
+	ConfigMapNameParameter *nameParameter `json:"configMapNameParameter,omitempty"`
+	KeyToEnv               []keyToEnv     `json:"keyToEnv"`
+	Optional               *bool          `json:"optional,omitempty"`
 }
 
 type objectAsVolume struct {
-	SecretName    string `json:"secretName,omitempty"`
-	ConfigMapName string `json:"configMapName,omitempty"`
-	MountPath     string `json:"mountPath"`
-	Optional      *bool  `json:"optional,omitempty"`
+	SecretName             string         `json:"secretName,omitempty"`
+	SecretNameParameter    *nameParameter `json:"secretNameParameter,omitempty"`
+	ConfigMapName          string         `json:"configMapName,omitempty"`
+	ConfigMapNameParameter *nameParameter `json:"configMapNameParameter,omitempty"`
+	MountPath              string         `json:"mountPath"`
+	Optional               *bool          `json:"optional,omitempty"`
 }
 
 type kubernetesConfig struct {
@@ -60,11 +67,8 @@ type kubernetesConfig struct {
 	SecretAsVolume    []objectAsVolume `json:"secretAsVolume"`
 	ConfigMapAsEnv    []objectAsEnv    `json:"configMapAsEnv"`
 	ConfigMapAsVolume []objectAsVolume `json:"configMapAsVolume"`
-	PvcMount          []struct {
-		Constant  string `json:"constant"`
-		MountPath string `json:"mountPath"`
-	} `json:"pvcMount"`
-	FieldPathAsEnv []struct {
+	PvcMount          []pvcMountRef    `json:"pvcMount"`
+	FieldPathAsEnv    []struct {
 		Name      string `json:"name"`
 		FieldPath string `json:"fieldPath"`
 	} `json:"fieldPathAsEnv"`
@@ -95,8 +99,12 @@ type kubernetesConfig struct {
 		Annotations map[string]string `json:"annotations"`
 	} `json:"podMetadata"`
 	ImagePullSecret []struct {
-		SecretName string `json:"secretName"`
+		SecretName          string         `json:"secretName"`
+		SecretNameParameter *nameParameter `json:"secretNameParameter"`
 	} `json:"imagePullSecret"`
+	NodeAffinity           []nodeAffinityTerm `json:"nodeAffinity"`
+	GenericEphemeralVolume []ephemeralVolume  `json:"genericEphemeralVolume"`
+	PodAffinity            []podAffinityTerm  `json:"podAffinity"`
 }
 
 // parsePlatform reads the platform spec document's kubernetes settings.
@@ -139,50 +147,50 @@ func (c *compiler) parsePlatform() error {
 }
 
 // applyPlatform applies the kubernetes settings of the task's executor.
-func (c *compiler) applyPlatform(task, label string, pt *tektonv1.PipelineTask, ts *tektonv1.TaskSpec, main *tektonv1.Step) error {
-	cfg := c.platform[label]
+func (c *compiler) applyPlatform(b *taskBuild, main *tektonv1.Step) error {
+	cfg := c.platform[b.comp.ExecutorLabel]
 	if cfg == nil {
 		return nil
 	}
-	foreign := c.opts.TenantNamespace != "" && c.opts.TenantNamespace != c.opts.Namespace
-	refuseForeign := func(kind, name string) error {
-		if foreign {
-			return unsupported(task, "kfp-kubernetes "+kind+" of another namespace",
-				"%s %q: the runs of this %s pipeline execute in %s, whose %ss are not the pipeline's", kind, name, c.opts.TenantNamespace, c.opts.Namespace, kind)
-		}
-		return nil
-	}
-	for _, apply := range []func(string, *kubernetesConfig, func(string, string) error, *tektonv1.TaskSpec, *tektonv1.Step) error{
-		platformEnv, platformVolumes, platformScratch,
+	for _, apply := range []func(*taskBuild, *kubernetesConfig, *tektonv1.Step) error{
+		c.platformEnv, c.platformVolumes, c.mountClaims,
 	} {
-		if err := apply(task, cfg, refuseForeign, ts, main); err != nil {
+		if err := apply(b, cfg, main); err != nil {
 			return err
 		}
 	}
-	if err := platformStep(task, cfg, pt, main); err != nil {
+	if err := platformScratch(b.name, cfg, &b.ts, main); err != nil {
 		return err
 	}
-	return c.podSettings(task, cfg, refuseForeign)
+	if err := platformEphemeral(b.name, cfg, &b.ts, main); err != nil {
+		return err
+	}
+	if err := platformStep(b.name, cfg, &b.pt, main); err != nil {
+		return err
+	}
+	return c.podSettings(b, cfg)
 }
 
 // platformEnv: Secrets', ConfigMaps' and field paths' values as env.
-func platformEnv(_ string, cfg *kubernetesConfig, refuseForeign func(string, string) error, _ *tektonv1.TaskSpec, main *tektonv1.Step) error {
-	for _, s := range cfg.SecretAsEnv {
-		if err := refuseForeign("Secret", s.SecretName); err != nil {
+func (c *compiler) platformEnv(b *taskBuild, cfg *kubernetesConfig, main *tektonv1.Step) error {
+	for i, s := range cfg.SecretAsEnv {
+		name, err := c.objectName(b, "secretAsEnv "+strconv.Itoa(i), "Secret", s.SecretName, s.SecretNameParameter)
+		if err != nil {
 			return err
 		}
 		for _, k := range s.KeyToEnv {
 			main.Env = append(main.Env, corev1.EnvVar{Name: k.EnvVar, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-				LocalObjectReference: corev1.LocalObjectReference{Name: s.SecretName}, Key: k.SecretKey, Optional: s.Optional}}})
+				LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: k.SecretKey, Optional: s.Optional}}})
 		}
 	}
-	for _, s := range cfg.ConfigMapAsEnv {
-		if err := refuseForeign("ConfigMap", s.ConfigMapName); err != nil {
+	for i, s := range cfg.ConfigMapAsEnv {
+		name, err := c.objectName(b, "configMapAsEnv "+strconv.Itoa(i), "ConfigMap", s.ConfigMapName, s.ConfigMapNameParameter)
+		if err != nil {
 			return err
 		}
 		for _, k := range s.KeyToEnv {
 			main.Env = append(main.Env, corev1.EnvVar{Name: k.EnvVar, ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
-				LocalObjectReference: corev1.LocalObjectReference{Name: s.ConfigMapName}, Key: k.ConfigMapKey, Optional: s.Optional}}})
+				LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: k.ConfigMapKey, Optional: s.Optional}}})
 		}
 	}
 	for _, f := range cfg.FieldPathAsEnv {
@@ -202,35 +210,25 @@ func mountVolume(task, prefix string, i int, src corev1.VolumeSource, mountPath 
 	return nil
 }
 
-// platformVolumes: Secrets, ConfigMaps and existing PVCs as volumes.
-func platformVolumes(task string, cfg *kubernetesConfig, refuseForeign func(string, string) error, ts *tektonv1.TaskSpec, main *tektonv1.Step) error {
+// platformVolumes: Secrets and ConfigMaps as volumes (PVCs: mountClaims).
+func (c *compiler) platformVolumes(b *taskBuild, cfg *kubernetesConfig, main *tektonv1.Step) error {
 	for i, s := range cfg.SecretAsVolume {
-		if err := refuseForeign("Secret", s.SecretName); err != nil {
+		name, err := c.objectName(b, "secretAsVolume "+strconv.Itoa(i), "Secret", s.SecretName, s.SecretNameParameter)
+		if err != nil {
 			return err
 		}
-		src := corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: s.SecretName, Optional: s.Optional}}
-		if err := mountVolume(task, "kfp-secret-", i, src, s.MountPath, ts, main); err != nil {
+		src := corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: name, Optional: s.Optional}}
+		if err := mountVolume(b.name, "kfp-secret-", i, src, s.MountPath, &b.ts, main); err != nil {
 			return err
 		}
 	}
 	for i, s := range cfg.ConfigMapAsVolume {
-		if err := refuseForeign("ConfigMap", s.ConfigMapName); err != nil {
+		name, err := c.objectName(b, "configMapAsVolume "+strconv.Itoa(i), "ConfigMap", s.ConfigMapName, s.ConfigMapNameParameter)
+		if err != nil {
 			return err
 		}
-		src := corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: s.ConfigMapName}, Optional: s.Optional}}
-		if err := mountVolume(task, "kfp-configmap-", i, src, s.MountPath, ts, main); err != nil {
-			return err
-		}
-	}
-	for i, p := range cfg.PvcMount {
-		if p.Constant == "" {
-			return unsupported(task, "kfp-kubernetes PVC named by a parameter", "pvcMount %d", i)
-		}
-		if err := refuseForeign("PersistentVolumeClaim", p.Constant); err != nil {
-			return err
-		}
-		src := corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: p.Constant}}
-		if err := mountVolume(task, "kfp-pvc-", i, src, p.MountPath, ts, main); err != nil {
+		src := corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}, Optional: s.Optional}}
+		if err := mountVolume(b.name, "kfp-configmap-", i, src, s.MountPath, &b.ts, main); err != nil {
 			return err
 		}
 	}
@@ -238,7 +236,7 @@ func platformVolumes(task string, cfg *kubernetesConfig, refuseForeign func(stri
 }
 
 // platformScratch: empty dirs and shared memory.
-func platformScratch(task string, cfg *kubernetesConfig, _ func(string, string) error, ts *tektonv1.TaskSpec, main *tektonv1.Step) error {
+func platformScratch(task string, cfg *kubernetesConfig, ts *tektonv1.TaskSpec, main *tektonv1.Step) error {
 	emptyDir := func(medium corev1.StorageMedium, size, what string) (corev1.VolumeSource, error) {
 		src := &corev1.EmptyDirVolumeSource{Medium: medium}
 		if size != "" {
@@ -290,7 +288,8 @@ func platformStep(task string, cfg *kubernetesConfig, pt *tektonv1.PipelineTask,
 }
 
 // podSettings records the task's pod settings for AnnotationTaskRunSpecs.
-func (c *compiler) podSettings(task string, cfg *kubernetesConfig, refuseForeign func(kind, name string) error) error {
+func (c *compiler) podSettings(b *taskBuild, cfg *kubernetesConfig) error {
+	task := b.name
 	spec := tektonv1.PipelineTaskRunSpec{PipelineTaskName: c.taskNames[task]}
 	tpl := &pod.Template{}
 	if cfg.NodeSelector != nil && len(cfg.NodeSelector.Labels) > 0 {
@@ -307,13 +306,22 @@ func (c *compiler) podSettings(task string, cfg *kubernetesConfig, refuseForeign
 		}
 		tpl.Tolerations = append(tpl.Tolerations, tol)
 	}
-	for _, s := range cfg.ImagePullSecret {
-		if err := refuseForeign("Secret", s.SecretName); err != nil {
+	for i, s := range cfg.ImagePullSecret {
+		if _, in := nameOf(s.SecretName, s.SecretNameParameter); in != nil {
+			return unsupported(task, "kfp-kubernetes image pull secret from a parameter", "imagePullSecret %d: pod settings are fixed before the run's values are known", i)
+		}
+		name, err := c.objectName(b, "imagePullSecret "+strconv.Itoa(i), "Secret", s.SecretName, s.SecretNameParameter)
+		if err != nil {
 			return err
 		}
-		tpl.ImagePullSecrets = append(tpl.ImagePullSecrets, corev1.LocalObjectReference{Name: s.SecretName})
+		tpl.ImagePullSecrets = append(tpl.ImagePullSecrets, corev1.LocalObjectReference{Name: name})
 	}
-	if tpl.NodeSelector != nil || tpl.Tolerations != nil || tpl.ImagePullSecrets != nil {
+	aff, err := affinity(task, cfg)
+	if err != nil {
+		return err
+	}
+	tpl.Affinity = aff
+	if tpl.NodeSelector != nil || tpl.Tolerations != nil || tpl.ImagePullSecrets != nil || tpl.Affinity != nil {
 		spec.PodTemplate = tpl
 	}
 	if m := cfg.PodMetadata; m != nil && (len(m.Labels) > 0 || len(m.Annotations) > 0) {

@@ -29,6 +29,9 @@ func (f *flattener) resolveAll() error {
 		if err := params(key, t.Inputs.Parameters); err != nil {
 			return err
 		}
+		if err := params(key, t.platformNames); err != nil {
+			return err
+		}
 		for _, cond := range t.conds {
 			if err := params(cond.id, cond.inputs); err != nil {
 				return err

@@ -68,6 +68,7 @@ type taskBuild struct {
 	local     map[string]string // input parameter → TaskSpec param
 	caches    bool
 	launch    bool
+	stub      string // CreatePVCImage or DeletePVCImage (pvc.go)
 	launched  launchedTask
 	ph        placeholders
 }
@@ -89,7 +90,7 @@ func (c *compiler) newTaskBuild(name string, t *TaskSpec) (*taskBuild, error) {
 	}
 	c.resourceParams = append(c.resourceParams, fromParams...)
 	b := &taskBuild{c: c, name: name, t: t, comp: comp, exec: exec, resources: resources, in: comp.InputDefinitions, out: comp.OutputDefinitions,
-		inputs: t.Inputs, after: map[string]bool{}, bound: map[string]string{}, special: map[string]*InputParameter{}}
+		inputs: t.Inputs, after: map[string]bool{}, bound: map[string]string{}, special: map[string]*InputParameter{}, stub: pvcStub(exec)}
 	if b.in == nil {
 		b.in = &IODefinitions{}
 	}
@@ -160,6 +161,11 @@ func (b *taskBuild) taskParams() error {
 		collectsArtifacts(b.inputs) || len(c.reportedArtifacts()[name]) > 0 || takesOneOfArtifact(b.inputs) ||
 		// the launcher makes the outputs readable for the store step
 		c.store != nil && len(b.out.Artifacts) > 0
+	if b.stub != "" {
+		// kfp-task pvc takes the values as they are; creating or
+		// deleting a claim is never a cache hit.
+		b.launch, b.caches = false, false
+	}
 	b.launched = launchedTask{name: kfpTaskName(name), tektonName: c.taskNames[name], params: map[string]string{},
 		inURIs: map[string]string{}, inMeta: map[string]string{}, inMetaParams: map[string]map[string]string{}, results: c.results[name], items: map[string][]string{}, itemTypes: map[string]string{},
 		itemShapes: map[string]string{}, artifactItems: map[string][]string{}, artifactResults: map[string]string{}, oneOfArtifacts: map[string]string{},
@@ -211,6 +217,8 @@ func (b *taskBuild) taskParam(key string) error {
 			return fmt.Errorf("task %q: input parameter %q has no value and no default", b.name, key)
 		}
 		return nil
+	case b.stub != "" && !given && ps.Default == nil && b.in.Parameters[key].IsOptional:
+		return nil // an optional setting of the claim, not given
 	case given:
 		b.pt.Params = append(b.pt.Params, tektonv1.Param{Name: b.local[key], Value: *tektonv1.NewStructuredValues(v)})
 	case ps.Default == nil:
@@ -325,6 +333,9 @@ func (b *taskBuild) mainStep() error {
 	if exec.Image == "" {
 		return fmt.Errorf("task %q: executor of component %q has no image", name, b.t.ComponentRef.Name)
 	}
+	if b.stub != "" {
+		return b.pvcStep()
+	}
 	main := tektonv1.Step{Name: MainStep, Image: exec.Image}
 	var prepare []tektonv1.Step
 	var err error
@@ -354,7 +365,7 @@ func (b *taskBuild) mainStep() error {
 		main.Env = append(main.Env, corev1.EnvVar{Name: e.Name, Value: e.Value})
 	}
 	main.ComputeResources = b.resources
-	if err := c.applyPlatform(name, b.comp.ExecutorLabel, &b.pt, &b.ts, &main); err != nil {
+	if err := c.applyPlatform(b, &main); err != nil {
 		return err
 	}
 	b.ts.Steps = append(append(b.ts.Steps, prepare...), main)
@@ -396,7 +407,7 @@ func (b *taskBuild) finish() {
 	b.pt.Name = c.taskNames[b.name]
 	b.pt.DisplayName = firstNonEmpty(b.t.TaskInfo.Name, kfpTaskName(b.name))
 	b.pt.TaskSpec = &tektonv1.EmbeddedTask{TaskSpec: b.ts}
-	if c.store == nil {
+	if c.store == nil && b.stub == "" {
 		b.pt.Workspaces = []tektonv1.WorkspacePipelineTaskBinding{{Name: ArtifactsWorkspace, Workspace: ArtifactsWorkspace}}
 	}
 	if b.t.RetryPolicy != nil {

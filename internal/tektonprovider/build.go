@@ -271,6 +271,9 @@ func PipelineRunFor(in RunInputs) (*tektonv1.PipelineRun, error) {
 	if err := setResourcesFromParams(pr, in.Pipeline); err != nil {
 		return nil, err
 	}
+	if err := setPVCAccount(pr, in.Pipeline, in.Settings); err != nil {
+		return nil, err
+	}
 	if declaresArtifacts(in.Pipeline) {
 		pr.Spec.Workspaces = []tektonv1.WorkspaceBinding{artifactsBinding(in.Settings, artifactsDir)}
 	}

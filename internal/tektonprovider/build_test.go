@@ -96,6 +96,11 @@ func TestSettings(t *testing.T) {
 		"bad claim name":        {map[string]string{ParamArtifactsClaim: `"Not/Valid"`}, "not a valid object name"},
 		"empty service account": {map[string]string{ParamPipelineServiceAccount: `""`}, "not a valid object name"},
 		"bad size":              {map[string]string{ParamArtifactsStorage: `"-1Gi"`}, "positive quantity"},
+		"PVC account":           {map[string]string{ParamPVCServiceAccount: `"kfp-pvc-manager"`}, ""},
+		"PVC account: own":      {map[string]string{ParamPVCServiceAccount: `"kfp-provider"`}, "Provider's own service account"},
+		"PVC account: steps'": {map[string]string{ParamPipelineServiceAccount: `"runner"`, ParamPVCServiceAccount: `"runner"`},
+			"the account every pipeline step runs as"},
+		"PVC account: bad name": {map[string]string{ParamPVCServiceAccount: `"No_Name"`}, "not a valid object name"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s, err := SettingsFrom(config(tc.params))

@@ -1,9 +1,11 @@
 package tektonprovider
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 
@@ -50,4 +52,29 @@ func taskRunSpec(pr *tektonv1.PipelineRun, task string) *tektonv1.PipelineTaskRu
 	}
 	pr.Spec.TaskRunSpecs = append(pr.Spec.TaskRunSpecs, tektonv1.PipelineTaskRunSpec{PipelineTaskName: task})
 	return &pr.Spec.TaskRunSpecs[len(pr.Spec.TaskRunSpecs)-1]
+}
+
+// setPVCAccount runs the pipeline's CreatePVC and DeletePVC tasks
+// (kfpir.AnnotationPVCTasks) as the account that may manage claims, and
+// no other task.
+func setPVCAccount(pr *tektonv1.PipelineRun, p *tektonv1.Pipeline, s Settings) error {
+	annotation, ok := p.Annotations[kfpir.AnnotationPVCTasks]
+	if !ok {
+		return nil
+	}
+	var tasks []string
+	if err := json.Unmarshal([]byte(annotation), &tasks); err != nil {
+		return fmt.Errorf("pipeline %s: annotation %s: %w", p.Name, kfpir.AnnotationPVCTasks, err)
+	}
+	if len(tasks) == 0 {
+		return nil
+	}
+	if s.PVCServiceAccount == "" {
+		return fmt.Errorf("pipeline %s creates or deletes PersistentVolumeClaims (kfp-kubernetes CreatePVC/DeletePVC, tasks %s): "+
+			"the Provider names no account for them (provider parameter %s)", p.Name, strings.Join(tasks, ", "), ParamPVCServiceAccount)
+	}
+	for _, task := range tasks {
+		taskRunSpec(pr, task).ServiceAccountName = s.PVCServiceAccount
+	}
+	return nil
 }

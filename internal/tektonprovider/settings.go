@@ -30,6 +30,13 @@ const (
 	// ParamArtifactsStorageClass is the StorageClass of that per-run
 	// volume (default: the cluster's default class).
 	ParamArtifactsStorageClass = "artifactsStorageClass"
+	// ParamPVCServiceAccount names the account the tasks of kfp-kubernetes
+	// CreatePVC and DeletePVC run as (kfpir.AnnotationPVCTasks): one that
+	// may get, create and delete PersistentVolumeClaims in the namespace
+	// the runs execute in, and nothing else. Those tasks run only the
+	// provider's image. Without it a run of a pipeline with such tasks is
+	// refused.
+	ParamPVCServiceAccount = "pvcServiceAccount"
 )
 
 const (
@@ -46,6 +53,7 @@ type Settings struct {
 	ArtifactsClaim         string
 	ArtifactsStorage       resource.Quantity
 	ArtifactsStorageClass  string
+	PVCServiceAccount      string
 }
 
 // SettingsFrom reads and checks the provider's parameters.
@@ -57,6 +65,7 @@ func SettingsFrom(cfg contract.ProviderConfig) (Settings, error) {
 		ParamArtifactsClaim:         &s.ArtifactsClaim,
 		ParamArtifactsStorage:       &storage,
 		ParamArtifactsStorageClass:  &s.ArtifactsStorageClass,
+		ParamPVCServiceAccount:      &s.PVCServiceAccount,
 	} {
 		raw, ok := cfg.Spec.Parameters[key]
 		if !ok {
@@ -70,6 +79,7 @@ func SettingsFrom(cfg contract.ProviderConfig) (Settings, error) {
 		ParamPipelineServiceAccount: s.PipelineServiceAccount,
 		ParamArtifactsClaim:         s.ArtifactsClaim,
 		ParamArtifactsStorageClass:  s.ArtifactsStorageClass,
+		ParamPVCServiceAccount:      s.PVCServiceAccount,
 	} {
 		if name == "" && key != ParamPipelineServiceAccount {
 			continue
@@ -81,6 +91,15 @@ func SettingsFrom(cfg contract.ProviderConfig) (Settings, error) {
 	if s.PipelineServiceAccount == cfg.Spec.ServiceAccount {
 		return Settings{}, fmt.Errorf("provider parameter %s is the Provider's own service account %q, which can create PipelineRuns: "+
 			"name an account for pipeline steps that holds no such rights", ParamPipelineServiceAccount, cfg.Spec.ServiceAccount)
+	}
+	switch s.PVCServiceAccount {
+	case "":
+	case cfg.Spec.ServiceAccount:
+		return Settings{}, fmt.Errorf("provider parameter %s is the Provider's own service account %q, which can create PipelineRuns: "+
+			"name an account that may only manage PersistentVolumeClaims", ParamPVCServiceAccount, cfg.Spec.ServiceAccount)
+	case s.PipelineServiceAccount:
+		return Settings{}, fmt.Errorf("provider parameter %s is %s %q, the account every pipeline step runs as: "+
+			"name another, so that only the PVC tasks may manage claims", ParamPVCServiceAccount, ParamPipelineServiceAccount, s.PVCServiceAccount)
 	}
 	q, err := resource.ParseQuantity(storage)
 	if err != nil || q.Sign() <= 0 {
