@@ -130,6 +130,10 @@ type TaskSpec struct {
 	final bool
 	// loop is the run-time loop the task fans out over, if any.
 	loop *flatLoop
+	// exitPipeline is the key of the exit pipeline whose tasks depend on
+	// each other that the task is in: it runs as one of that pipeline's
+	// steps (exitpipeline.go).
+	exitPipeline string
 }
 
 // TaskInfo is the task's display information.
