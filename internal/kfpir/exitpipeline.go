@@ -19,10 +19,13 @@ import (
 //
 //   - its main step is named as its PipelineTask would be; one step
 //     installs the launcher for all;
-//   - its output parameters are step results, $(step.results.R.path),
-//     which a later step takes as $(steps.S.results.R) (Tekton's
-//     entrypoint substitutes them in args and when expressions; no
-//     feature flag in Tekton v1.15.1);
+//   - its output parameters are step results, $(step.results.R.path); a
+//     later step's launcher reads one from its file (--param-file; see
+//     fileParams), and a when expression or a value with other text
+//     around it takes it as $(steps.S.results.R), which Tekton's
+//     entrypoint substitutes (no feature flag in Tekton v1.15.1; it reads
+//     the text as JSON, so a JSON string, or list or object of strings,
+//     reaches those changed);
 //   - its artifacts are on the artifacts workspace (or the root's
 //     emptyDir), as any task's;
 //   - its conditions are step when expressions (input/operator/values,
@@ -235,6 +238,7 @@ func (m *exitMerge) absorb(pt tektonv1.PipelineTask, main, marker string, deps [
 		for i := range s.Args {
 			s.Args[i] = rep.Replace(s.Args[i])
 		}
+		s.Args = fileParams(s.Args)
 		s.When, s.OnError = slices.Clone(when), tektonv1.Continue
 		if s.Name == main {
 			s.Name, s.Results = name, results
@@ -250,6 +254,46 @@ func (m *exitMerge) absorb(pt tektonv1.PipelineTask, main, marker string, deps [
 	m.merge(ts)
 	m.checks = append(m.checks, m.check(name, marker, when))
 	return nil
+}
+
+var stepRefRE = regexp.MustCompile(`^\$\(steps\.([a-z0-9-]+)\.results\.([A-Za-z0-9_-]+)\)$`)
+
+// fileParams makes an input parameter that is an earlier step's result
+// whole (--param KEY=$(steps.S.results.R) of kfp-task launch, --param KEY
+// TYPE $(steps.S.results.R) of kfp-task condition) read from the result's
+// file, so its text arrives as written: Tekton's entrypoint, substituting
+// $(steps...), reads the text as JSON (a JSON string loses its quotes, a
+// list or object of strings becomes empty).
+func fileParams(args []string) []string {
+	out := slices.Clone(args)
+	for i := 0; i+1 < len(out); i++ {
+		if out[i] != "--param" {
+			continue
+		}
+		if key, ref, ok := strings.Cut(out[i+1], "="); ok && out[0] == "launch" {
+			if path := stepResultFile(ref); path != "" {
+				out[i], out[i+1] = "--param-file", key+"="+path
+			}
+			continue
+		}
+		if out[0] == "condition" && i+3 < len(out) {
+			if path := stepResultFile(out[i+3]); path != "" {
+				out[i], out[i+3] = "--param-file", path
+			}
+		}
+	}
+	return out
+}
+
+// stepResultFile is the file of the step result ref refers to, wholly:
+// Tekton v1.15.1 keeps step S's result R in /tekton/steps/step-S/results/R
+// (what $(step.results.R.path) is in S), which every step mounts.
+func stepResultFile(ref string) string {
+	m := stepRefRE.FindStringSubmatch(ref)
+	if m == nil {
+		return ""
+	}
+	return "/tekton/steps/step-" + m[1] + "/results/" + m[2]
 }
 
 // withMarker adds the launcher's success marker to a main step's args,

@@ -59,7 +59,8 @@ func TestAnExitPipelineWhoseTasksDependOnEachOther(t *testing.T) {
 	assert.Contains(t, steps["state"].Args, "Output=$(step.results.Output.path)")
 
 	report := steps["report"]
-	assert.Contains(t, report.Args, "state=$(steps.state.results.Output)", "state's output, a step result")
+	assert.Contains(t, strings.Join(report.Args, " "), "--param-file state=/tekton/steps/step-state/results/Output",
+		"state's output, a step result, read from its file")
 	assert.Contains(t, report.Args, "note=$(params.report-note)")
 	assert.Contains(t, strings.Join(report.Args, " "), "--cached-result $(step.results."+MarkerResult+".path)")
 	assert.Equal(t, tektonv1.StepWhenExpressions{marker("state")}, report.When)
@@ -79,7 +80,7 @@ func TestAnExitPipelineWhoseTasksDependOnEachOther(t *testing.T) {
 	gate := steps["condition-2"]
 	assert.Equal(t, []string{"condition", "--condition", "int(inputs.parameter_values['pipelinechannel--report-count']) > 1",
 		"--result", "$(step.results.outcome.path)",
-		"--param", "pipelinechannel--report-count", "NUMBER_INTEGER", "$(steps.report.results.count)"}, gate.Args)
+		"--param-file", "pipelinechannel--report-count", "NUMBER_INTEGER", "/tekton/steps/step-report/results/count"}, gate.Args)
 	assert.Equal(t, tektonv1.StepWhenExpressions{marker("report")}, gate.When)
 	assert.Equal(t, tektonv1.StepWhenExpressions{
 		{Input: "$(steps.condition-2.results.outcome)", Operator: selection.In, Values: []string{"true"}},
@@ -154,4 +155,20 @@ func TestAnExitPipelineOnAnObjectStoreRoot(t *testing.T) {
 	assert.Contains(t, order, "alert-fetch")
 	assert.Equal(t, steps["alert"].When, steps["alert-fetch"].When)
 	assert.Equal(t, tektonv1.Continue, steps["alert-fetch"].OnError)
+}
+
+// TestAnOutputInsideOtherTextIsSubstituted: a value that is an earlier
+// step's output whole is read from its file; one inside other text (an
+// f-string) is Tekton's substitution of the step result.
+func TestAnOutputInsideOtherTextIsSubstituted(t *testing.T) {
+	assert.Equal(t, []string{"launch", "--param-file", "a=/tekton/steps/step-s/results/R", "--param", "b=x $(steps.s.results.R)"},
+		fileParams([]string{"launch", "--param", "a=$(steps.s.results.R)", "--param", "b=x $(steps.s.results.R)"}))
+	spec := load(t, "exit_pipeline.yaml")
+	in := spec.Components["comp-notify"].DAG.Tasks["report"].Inputs.Parameters
+	in["pipelinechannel--state-Output"] = in["state"]
+	in["state"] = &InputParameter{RuntimeValue: &RuntimeValue{Constant: raw(`"state: {{$.inputs.parameters['pipelinechannel--state-Output']}}"`)}}
+	p := compileValid(t, spec, Options{Name: "x", LauncherImage: launcherImage})
+	steps, _ := stepsByName(p.Spec.Finally[0].TaskSpec)
+	assert.Contains(t, steps["report"].Args, "state=state: $(steps.state.results.Output)")
+	assert.Contains(t, steps["report"].When, marker("state"))
 }
