@@ -187,7 +187,7 @@ func TestFStringsReferToOtherInputs(t *testing.T) {
 // TestTheE2EPipelinesCompile compiles the e2e suite's control-flow and
 // exit-handler pipelines, so a mistake in them shows before the node.
 func TestTheE2EPipelinesCompile(t *testing.T) {
-	for _, file := range []string{"control_flow.yaml", "exit_handler.yaml", "secret_env.yaml", "importer.yaml"} {
+	for _, file := range []string{"control_flow.yaml", "exit_handler.yaml", "exit_pipeline.yaml", "secret_env.yaml", "importer.yaml"} {
 		data, err := os.ReadFile(filepath.Join("..", "testfixtures", "kfpexecutor", file))
 		require.NoError(t, err)
 		spec, err := Parse(data)
