@@ -182,9 +182,15 @@ func (m *exitMerge) member(key string) error {
 			return err
 		}
 	}
+	before := len(c.resourceParams)
 	pt, err := c.containerTask(key, t)
 	if err != nil {
 		return err
+	}
+	for i := before; i < len(c.resourceParams); i++ {
+		// Resources from pipeline parameters: the run's taskRunSpecs
+		// set them on this step of the exit pipeline's task.
+		c.resourceParams[i].PipelineTaskName, c.resourceParams[i].Step = c.taskNames[m.exit], pt.Name
 	}
 	pt.When = when
 	var deps []string

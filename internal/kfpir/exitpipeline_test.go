@@ -172,3 +172,16 @@ func TestAnOutputInsideOtherTextIsSubstituted(t *testing.T) {
 	assert.Contains(t, steps["report"].Args, "state=state: $(steps.state.results.Output)")
 	assert.Contains(t, steps["report"].When, marker("state"))
 }
+
+// TestResourcesFromParametersInAnExitPipeline: a resource from a pipeline
+// parameter is set by the run on the task's step of the exit pipeline's
+// task.
+func TestResourcesFromParametersInAnExitPipeline(t *testing.T) {
+	spec := load(t, "exit_pipeline.yaml")
+	spec.DeploymentSpec.Executors["exec-report"].Container.Resources = &Resources{ResourceCPULimit: "{{$.inputs.parameters['pipelinechannel--note']}}"}
+	spec.Components["comp-notify"].DAG.Tasks["report"].Inputs.Parameters["pipelinechannel--note"] = &InputParameter{ComponentInputParameter: "note"}
+	p := compileValid(t, spec, Options{Name: "x", LauncherImage: launcherImage})
+	var entries []ResourceParam
+	require.NoError(t, json.Unmarshal([]byte(p.Annotations[AnnotationResourceParams]), &entries))
+	assert.Equal(t, []ResourceParam{{PipelineTaskName: "notify", Step: "report", List: "limits", Name: "cpu", QuantityParam: "message"}}, entries)
+}
