@@ -34,8 +34,8 @@ import (
 //     a condition decided at run time is a condition step before it;
 //   - it writes a success marker, the step result MarkerResult (the
 //     launcher's --cached-result, written once the component succeeded
-//     and its outputs were collected; a condition step's marker is its
-//     outcome).
+//     and its outputs were collected, just before its results; a
+//     condition step's marker is its outcome).
 //
 // Failure semantics, as KFP's: every step has onError: continue, so a
 // failed task does not stop the others; a task runs only when the marker
@@ -44,7 +44,10 @@ import (
 // skipped, and tasks independent of it still run. Since onError: continue
 // leaves the TaskRun successful, a check step per task at the end, under
 // the same when expressions, fails the TaskRun when a task that was to
-// run left no marker: the run ends failed, as KFP's would.
+// run left no marker: the run ends failed, as KFP's would. With an
+// object-store root, a task's store step runs after its marker, without
+// onError: a failure to store its outputs fails the TaskRun at once (the
+// later steps do not run).
 
 // MarkerResult is the step result a step of an exit pipeline writes when
 // its component succeeded.
@@ -246,12 +249,20 @@ func (m *exitMerge) absorb(pt tektonv1.PipelineTask, main, marker string, deps [
 		}
 		s.Args = fileParams(s.Args)
 		s.When, s.OnError = slices.Clone(when), tektonv1.Continue
-		if s.Name == main {
+		switch s.Name {
+		case main:
 			s.Name, s.Results = name, results
 			if marker == MarkerResult {
 				s.Args = withMarker(s.Args)
 			}
-		} else {
+		case StoreStep:
+			// After the component succeeded; a failure to store its
+			// outputs fails the task at once, as no check would see it.
+			s.When = append(s.When, tektonv1.WhenExpression{Input: "$(steps." + name + ".results." + marker + ")",
+				Operator: selection.In, Values: []string{"true", "false"}})
+			s.OnError = ""
+			s.Name = taskNames.sanitise(name + "-" + s.Name)
+		default:
 			s.Name = taskNames.sanitise(name + "-" + s.Name)
 		}
 		m.ts.Steps = append(m.ts.Steps, s)

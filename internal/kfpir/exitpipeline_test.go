@@ -2,6 +2,7 @@ package kfpir
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -155,6 +156,9 @@ func TestAnExitPipelineOnAnObjectStoreRoot(t *testing.T) {
 	assert.Contains(t, order, "alert-fetch")
 	assert.Equal(t, steps["alert"].When, steps["alert-fetch"].When)
 	assert.Equal(t, tektonv1.Continue, steps["alert-fetch"].OnError)
+	store := steps["report-store"]
+	assert.Empty(t, store.OnError, "a failure to store fails the task")
+	assert.Equal(t, append(slices.Clone(steps["report"].When), marker("report")), store.When, "after report succeeded")
 }
 
 // TestAnOutputInsideOtherTextIsSubstituted: a value that is an earlier
