@@ -148,6 +148,72 @@ spec:
 	assert.Equal(t, pr.Name, status["pipelineJobResourceName"])
 }
 
+// TestAnExitPipelineRunsItsTasksAsSteps runs an exit task that is a
+// pipeline whose tasks depend on each other
+// (internal/testfixtures/kfpexecutor/exit_pipeline.yaml): one finally
+// task runs them as steps in dependency order; a value and an artifact
+// pass between them, a condition on a value holds and one decided at run
+// time does not, a failing task skips its dependant but not the tasks
+// independent of it, and its check step fails the exit task.
+func TestAnExitPipelineRunsItsTasksAsSteps(t *testing.T) {
+	ns := namespace(t, "e2e-kfpv2-exitpipeline")
+	tektonProvider(t, ns)
+	demoPipeline(t, ns, "exit-pipeline", "/exit-pipeline.yaml")
+	waitFor(t, 4*time.Minute, "Pipeline exit-pipeline synchronised", func() (bool, string) {
+		return synchronised(get(t, "Pipeline", ns, "exit-pipeline"))
+	})
+	create(t, ns, `
+kind: Run
+metadata: {name: failing}
+spec:
+  provider: kfp
+  pipeline: exit-pipeline
+`)
+	waitFor(t, 6*time.Minute, "Run failing Failed", func() (bool, string) {
+		state, msg := completionState(get(t, "Run", ns, "failing"))
+		return state == "Failed", state + ": " + msg
+	})
+	pr := runPipelineRun(t, ns, "failing")
+	var notify *tektonv1.TaskRun
+	for _, ref := range pr.Status.ChildReferences {
+		if ref.PipelineTaskName == "notify" {
+			var tr tektonv1.TaskRun
+			require.NoError(t, cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: ref.Name}, &tr))
+			notify = &tr
+		}
+	}
+	require.NotNil(t, notify, "the exit pipeline's task ran")
+	steps := map[string]tektonv1.StepState{}
+	for _, s := range notify.Status.Steps {
+		steps[s.Name] = s
+	}
+	exit := func(name string) (int32, string) {
+		s, ok := steps[name]
+		require.True(t, ok, "step %s in %v", name, notify.Status.Steps)
+		require.NotNil(t, s.Terminated, "step %s ended", name)
+		return s.Terminated.ExitCode, s.TerminationReason
+	}
+	for _, name := range []string{"state", "report", "alert", "condition-2", "tidy"} {
+		code, reason := exit(name)
+		assert.Equal(t, int32(0), code, name)
+		assert.NotEqual(t, "Skipped", reason, "%s ran", name)
+	}
+	for _, name := range []string{"shout", "after-broken"} {
+		_, reason := exit(name)
+		assert.Equal(t, "Skipped", reason, "%s is skipped", name)
+	}
+	code, reason := exit("broken")
+	assert.Equal(t, int32(4), code, "broken failed as its component did")
+	assert.Equal(t, "Continued", reason, "and the steps after it ran")
+	code, _ = exit("check-broken")
+	assert.NotEqual(t, int32(0), code, "the check of broken fails the exit task")
+	assert.False(t, notify.Status.GetCondition("Succeeded").IsTrue(), "the exit task failed")
+	logs := tkn(t, "taskrun", "logs", notify.Name, "-n", ns)
+	assert.Contains(t, logs, "alert: report: FAILED", "state's output reached report, report's artifact reached alert")
+	assert.Contains(t, logs, "said: tidy ran")
+	assert.NotContains(t, logs, "said: after broken")
+}
+
 // runPipelineRun is the ML PipelineRun of a Run of the Tekton provider.
 func runPipelineRun(t *testing.T, ns, run string) tektonv1.PipelineRun {
 	t.Helper()

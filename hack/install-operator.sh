@@ -45,13 +45,14 @@ done
 kfp_python=$(image --file /bin/sh="$out/fixture-kfp-python" --file /usr/local/bin/python3="$out/fixture-kfp-python" \
   --push "$registry/fixtures/kfp-python:dev")
 sed "s#image: python:3.12#image: $kfp_python#" internal/testfixtures/kfpexecutor/pipeline.yaml >"$out/python-pipeline.yaml"
-for ir in control_flow exit_handler secret_env importer pvc; do
+for ir in control_flow exit_handler exit_pipeline secret_env importer pvc; do
   sed "s#image: python:3.12#image: $kfp_python#" "internal/testfixtures/kfpexecutor/$ir.yaml" >"$out/$ir-pipeline.yaml"
 done
 demo_pipeline=$(image --file /pipeline.yaml="$out/demo-pipeline.yaml" --file /consumer.yaml="$out/demo-consumer.yaml" \
   --file /python.yaml="$out/python-pipeline.yaml" --file /control-flow.yaml="$out/control_flow-pipeline.yaml" \
   --file /exit-handler.yaml="$out/exit_handler-pipeline.yaml" --file /secret-env.yaml="$out/secret_env-pipeline.yaml" \
   --file /importer.yaml="$out/importer-pipeline.yaml" --file /pvc.yaml="$out/pvc-pipeline.yaml" \
+  --file /exit-pipeline.yaml="$out/exit_pipeline-pipeline.yaml" \
   --push "$registry/samples/demo-pipeline:1.0")
 cat >"$bin/images.env" <<ENV
 REGISTRY=$registry

@@ -14,9 +14,10 @@ import (
 
 // condition decides a KFP condition (a compiled pipeline's condition
 // task): it evaluates the CEL over the inputs, each given as its key, its
-// KFP type and its text, and writes true or false to the result file.
+// KFP type and its text (or a file holding the text: an earlier step's
+// result), and writes true or false to the result file.
 //
-//	kfp-task condition --condition CEL --result PATH [--param KEY TYPE TEXT ...]
+//	kfp-task condition --condition CEL --result PATH [--param KEY TYPE TEXT | --param-file KEY TYPE PATH ...]
 //
 // A condition that cannot be evaluated (an input that is not of its type,
 // a CEL error) fails the task, as KFP's driver fails the run.
@@ -29,8 +30,15 @@ func condition(args []string) error {
 			expr, args = args[1], args[2:]
 		case args[0] == "--result" && len(args) >= 2:
 			result, args = args[1], args[2:]
-		case args[0] == "--param" && len(args) >= 4:
+		case (args[0] == "--param" || args[0] == "--param-file") && len(args) >= 4:
 			key, typ, text := args[1], args[2], args[3]
+			if args[0] == "--param-file" {
+				data, err := os.ReadFile(text)
+				if err != nil {
+					return fmt.Errorf("condition: input %q: %w", key, err)
+				}
+				text = string(data)
+			}
 			if _, dup := values[key]; dup {
 				return fmt.Errorf("condition: input %q given twice", key)
 			}
@@ -41,7 +49,7 @@ func condition(args []string) error {
 			values[key] = v
 			args = args[4:]
 		default:
-			return fmt.Errorf("condition: unexpected %q (want --condition CEL --result PATH [--param KEY TYPE TEXT ...])", args[0])
+			return fmt.Errorf("condition: unexpected %q (want --condition CEL --result PATH [--param KEY TYPE TEXT | --param-file KEY TYPE PATH ...])", args[0])
 		}
 	}
 	if expr == "" || result == "" {

@@ -95,6 +95,7 @@ func launch(args []string) error {
 type launchFlags struct {
 	spec                     string
 	params, artifacts        namedFlags
+	paramFiles               namedFlags
 	artifactMeta, metaParams namedFlags
 	results, artifactResults namedFlags
 	itemTypes, restType      namedFlags
@@ -106,11 +107,12 @@ type launchFlags struct {
 }
 
 func parseLaunchFlags(args []string) (*launchFlags, error) {
-	f := &launchFlags{params: namedFlags{}, artifacts: namedFlags{}, artifactMeta: namedFlags{}, metaParams: namedFlags{},
+	f := &launchFlags{params: namedFlags{}, paramFiles: namedFlags{}, artifacts: namedFlags{}, artifactMeta: namedFlags{}, metaParams: namedFlags{},
 		results: namedFlags{}, artifactResults: namedFlags{}, itemTypes: namedFlags{}, restType: namedFlags{}}
 	fs := flag.NewFlagSet("launch", flag.ContinueOnError)
 	fs.StringVar(&f.spec, "spec", "", "the task's launcher.Spec (JSON)")
 	fs.Var(f.params, "param", "NAME=TEXT: an input parameter's value; repeatable (absent: not given)")
+	fs.Var(f.paramFiles, "param-file", "NAME=PATH: an input parameter's value is PATH's text (an earlier step's result); repeatable")
 	fs.Var(f.artifacts, "artifact", "NAME=URI: an input artifact; repeatable")
 	fs.Var(f.artifactMeta, "artifact-metadata", "NAME=JSON: an input artifact's metadata; repeatable")
 	fs.Var(f.metaParams, "artifact-metadata-param", "ARTIFACT:PARAM=TEXT: fills {{$.inputs.parameters['PARAM']}} in ARTIFACT's metadata (an importer's); repeatable")
@@ -155,9 +157,19 @@ func launchParameters(f *launchFlags) (map[string]string, error) {
 		return nil, fmt.Errorf("launch: %w", err)
 	}
 	params := f.params
+	for name, path := range f.paramFiles {
+		if _, dup := collected[name]; dup {
+			return nil, fmt.Errorf("launch: input %q given as a list and as --param-file", name)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("launch: input %q: %w", name, err)
+		}
+		collected[name] = string(data)
+	}
 	for name, text := range collected {
 		if _, dup := params[name]; dup {
-			return nil, fmt.Errorf("launch: input %q given as --param and as a list", name)
+			return nil, fmt.Errorf("launch: input %q given as --param and as a list or --param-file", name)
 		}
 		params[name] = text
 	}

@@ -140,6 +140,17 @@ func TestLaunchRunsAComponentUnderTheExecutorProtocol(t *testing.T) {
 	missing := args("add")[:2]
 	err = launch(append(missing, "--output-dir", dir))
 	assert.ErrorContains(t, err, `input parameter "a" has no value and no default`)
+
+	// --param-file: an earlier step's result, its text exactly.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "earlier-a"), []byte("4"), 0o644))
+	fromFile := args("add")
+	fromFile[2], fromFile[3] = "--param-file", "a="+filepath.Join(dir, "earlier-a")
+	require.NoError(t, launch(fromFile))
+	sum, err = os.ReadFile(filepath.Join(dir, "result-Output"))
+	require.NoError(t, err)
+	assert.Equal(t, "5", string(sum), "a from the file")
+	fromFile[3] = "a=" + filepath.Join(dir, "no-such-result")
+	assert.ErrorContains(t, launch(fromFile), `launch: input "a"`, "a missing result fails the step")
 }
 
 func TestCollectedListsAreTypedLists(t *testing.T) {

@@ -219,8 +219,8 @@ func (c *compiler) compileTasks(p *tektonv1.Pipeline) error {
 		return err
 	}
 	for _, name := range sortedKeys(tasks) {
-		if c.importers[name] != nil {
-			continue // no pod: its consumers take the URI
+		if c.importers[name] != nil || tasks[name].exitPipeline != "" {
+			continue // no pod: its consumers take the URI; a step of an exit pipeline's task
 		}
 		pt, gates, err := c.task(name, tasks[name])
 		if err != nil {
@@ -232,6 +232,9 @@ func (c *compiler) compileTasks(p *tektonv1.Pipeline) error {
 		} else {
 			p.Spec.Tasks = append(p.Spec.Tasks, pt)
 		}
+	}
+	if err := c.exitPipelineTasks(p); err != nil {
+		return err
 	}
 	for _, key := range sortedKeys(c.flattener.oneOfs) {
 		pt, gates, err := c.oneOfTask(key)

@@ -84,6 +84,9 @@ func (c *compiler) tektonTaskKeys() []string {
 	set := map[string]bool{}
 	for key, t := range c.flat {
 		set[key] = true
+		if t.exitPipeline != "" {
+			set[t.exitPipeline] = true // the task running its steps
+		}
 		if t.loop != nil {
 			if t.loop.artifacts == nil {
 				set[itemsKey(t.loop)] = true

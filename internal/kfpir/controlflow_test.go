@@ -187,7 +187,7 @@ func TestFStringsReferToOtherInputs(t *testing.T) {
 // TestTheE2EPipelinesCompile compiles the e2e suite's control-flow and
 // exit-handler pipelines, so a mistake in them shows before the node.
 func TestTheE2EPipelinesCompile(t *testing.T) {
-	for _, file := range []string{"control_flow.yaml", "exit_handler.yaml", "secret_env.yaml", "importer.yaml"} {
+	for _, file := range []string{"control_flow.yaml", "exit_handler.yaml", "exit_pipeline.yaml", "secret_env.yaml", "importer.yaml"} {
 		data, err := os.ReadFile(filepath.Join("..", "testfixtures", "kfpexecutor", file))
 		require.NoError(t, err)
 		spec, err := Parse(data)
@@ -460,9 +460,8 @@ func TestImportersRecordAnyURI(t *testing.T) {
 // TestAnExitPipelineOfIndependentTasks: an exit task that is a pipeline
 // (the SDK's pipeline_as_exit_task shape) runs its tasks in Tekton's
 // finally, the group's final status reaching them through the pipeline's
-// TASK_FINAL_STATUS input; tasks of it that depend on each other are
-// refused, since finally tasks run in parallel and take no results of
-// each other.
+// TASK_FINAL_STATUS input; when its tasks depend on each other, they are
+// the steps of one finally task (exitpipeline_test.go).
 func TestAnExitPipelineOfIndependentTasks(t *testing.T) {
 	exitPipeline := func() *PipelineSpec {
 		spec := load(t, "exit_handler.yaml")
@@ -489,9 +488,11 @@ func TestAnExitPipelineOfIndependentTasks(t *testing.T) {
 
 	spec := exitPipeline()
 	spec.Components["comp-notify"].DAG.Tasks["echo"].DependentTasks = []string{"report"}
-	_, err := Compile(spec, Options{Name: "x", LauncherImage: launcherImage})
-	assert.ErrorContains(t, err, "exit task that is a pipeline whose tasks depend on each other")
-	assert.ErrorContains(t, err, `task "cleanup/echo"`)
+	p = compileValid(t, spec, Options{Name: "x", LauncherImage: launcherImage})
+	assert.Equal(t, []string{"after-work", "cleanup"}, names(p.Spec.Finally))
+	steps, order := stepsByName(byName(p.Spec.Finally)["cleanup"].TaskSpec)
+	assert.Equal(t, []string{installStep, "report", "echo", "check-report", "check-echo"}, order)
+	assert.Equal(t, tektonv1.StepWhenExpressions{marker("report")}, steps["echo"].When)
 }
 
 // TestOneOfOutputs: each branch's producer publishes its value on the

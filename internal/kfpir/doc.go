@@ -99,10 +99,13 @@
 //     Tekton's finally; a dsl.PipelineTaskFinalStatus input is KFP's
 //     PipelineTaskFinalStatus, its state (SUCCEEDED, FAILED, CANCELLED)
 //     from Tekton's status of the group. An exit task that is a pipeline
-//     runs its tasks in finally, if they are independent: Tekton's finally
+//     runs its tasks in finally, if they are independent; Tekton's finally
 //     tasks run in parallel, with no runAfter and no results of each other
-//     (TEP-0004), so tasks of it that depend on each other, conditions and
-//     groups in it are refused.
+//     (TEP-0004), so when they depend on each other (runAfter, data,
+//     conditions) one finally task runs them as its steps in dependency
+//     order, each with onError: continue, after the success markers of
+//     the tasks it depends on, and a check step per task fails it when a
+//     task that was to run failed (exitpipeline.go).
 //   - Importers (importer.go): no pod; the URI (any scheme: KFP's importer
 //     does not read the store) and the metadata are recorded, and the
 //     consumers get them (a file:/// URI under the pipeline root as a

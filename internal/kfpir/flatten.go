@@ -76,8 +76,9 @@ type flatScope struct {
 	loop      *flatLoop
 	depth     int
 	// final: the scope is an exit task that is a pipeline, whose tasks
-	// all run in Tekton's finally.
+	// all run in Tekton's finally; exit the key of that pipeline.
 	final bool
+	exit  string
 }
 
 type flattener struct {
@@ -127,51 +128,61 @@ func flatten(spec *PipelineSpec) (*flattener, error) {
 			}
 		}
 	}
+	f.exitPipelines()
 	return f, nil
 }
 
-// refuseInExitPipeline refuses, in an exit task that is a pipeline, what
-// Tekton's finally cannot run: its tasks all become finally tasks, which
-// run in parallel once the others are done, take no runAfter and no
-// results of other finally tasks (Tekton's validation, TEP-0004). So the
-// pipeline's tasks must be independent: no dependencies, no data between
-// them, no conditions or groups (a condition task would be one more
-// finally task whose result they take). Checked in Tekton v1.15.1's
-// validation: "no runAfter allowed under spec.finally" and "final task has
-// task result reference from a final task". A pipeline as a PipelineTask
-// (pipelineSpec, a child PipelineRun) needs enable-api-fields: alpha. The
-// way left is one finally task running the exit pipeline's components as
-// its steps in order (each under the launcher, in its own image), values
-// passed as step results and conditions as step when expressions (Tekton
-// v1.15 validates those without a feature flag; the entrypoint evaluates
-// them): not built yet, so refused by name.
-func refuseInExitPipeline(s flatScope, key string, t *TaskSpec, comp *ComponentSpec) error {
-	if !s.final {
-		return nil
-	}
-	const feature = "exit task that is a pipeline whose tasks depend on each other"
-	why := "Tekton's finally tasks run in parallel and take no results of each other"
-	switch {
-	case len(t.DependentTasks) > 0:
-		return unsupported(key, feature, "it runs after %s; %s", strings.Join(t.DependentTasks, ", "), why)
-	case t.TriggerPolicy != nil && t.TriggerPolicy.Condition != "":
-		return unsupported(key, feature, "a condition; %s", why)
-	case comp.DAG != nil:
-		return unsupported(key, feature, "a group (component %s); %s", t.ComponentRef.Name, why)
-	}
-	if t.Inputs != nil {
-		for k, p := range t.Inputs.Parameters {
-			if p.TaskOutputParameter != nil {
-				return unsupported(key, feature, "input parameter %q from %q; %s", k, p.TaskOutputParameter.ProducerTask, why)
-			}
+// An exit task that is a pipeline (or a pipeline task that ignores
+// upstream failures) runs in Tekton's finally, where tasks run in
+// parallel once the others are done and take no runAfter and no results
+// of other finally tasks (Tekton v1.15.1's validation: "no runAfter
+// allowed under spec.finally", "final task has task result reference
+// from a final task"); a pipeline as a PipelineTask (pipelineSpec) needs
+// enable-api-fields: alpha. So its tasks, when independent, are finally
+// tasks each; when some depend on others (runAfter, data, conditions),
+// they become the steps of one finally task, in dependency order
+// (exitpipeline.go). A loop inside is refused by name (task).
+
+// exitPipelines marks the tasks of each exit pipeline whose tasks depend
+// on each other with the pipeline's key: they are compiled as one task.
+func (f *flattener) exitPipelines() {
+	byExit := map[string][]string{}
+	for key, t := range f.tasks {
+		if t.exitPipeline != "" {
+			byExit[t.exitPipeline] = append(byExit[t.exitPipeline], key)
 		}
-		for k, a := range t.Inputs.Artifacts {
-			if a.TaskOutputArtifact != nil {
-				return unsupported(key, feature, "input artifact %q from %q; %s", k, a.TaskOutputArtifact.ProducerTask, why)
+	}
+	for exit, keys := range byExit {
+		if !f.exitDependent(exit, keys) {
+			for _, k := range keys {
+				f.tasks[k].exitPipeline = ""
 			}
 		}
 	}
-	return nil
+}
+
+// exitDependent says a task of the exit pipeline at exit runs after
+// another of its tasks, takes an output of one, or has a condition of its
+// own or of a group inside the exit pipeline.
+func (f *flattener) exitDependent(exit string, keys []string) bool {
+	inside := func(k string) bool { return strings.HasPrefix(k, exit+"/") }
+	for _, k := range keys {
+		t := f.tasks[k]
+		if slices.ContainsFunc(t.DependentTasks, inside) || slices.ContainsFunc(t.conds, func(c *flatCondition) bool { return inside(c.id) }) {
+			return true
+		}
+		for _, p := range t.Inputs.Parameters {
+			if p.TaskOutputParameter != nil && inside(p.TaskOutputParameter.ProducerTask) {
+				return true
+			}
+		}
+		for _, a := range t.Inputs.Artifacts {
+			if a.TaskOutputArtifact != nil && inside(a.TaskOutputArtifact.ProducerTask) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // leaves are the container tasks at key or inside the group at key.
@@ -226,9 +237,6 @@ func (f *flattener) task(s flatScope, name string) error {
 		after = append(after, s.path+dep)
 	}
 	final := s.final || (t.TriggerPolicy != nil && t.TriggerPolicy.Strategy == "ALL_UPSTREAM_TASKS_COMPLETED")
-	if err := refuseInExitPipeline(s, key, t, comp); err != nil {
-		return err
-	}
 	isLoop := len(t.ParameterIter) > 0 || len(t.ArtifactIter) > 0 || len(t.IteratorPolicy) > 0
 	if comp.DAG == nil {
 		if isLoop {
@@ -241,6 +249,7 @@ func (f *flattener) task(s flatScope, name string) error {
 		leaf.conds = conds
 		leaf.final = final
 		leaf.loop = s.loop
+		leaf.exitPipeline = s.exit
 		if leaf.platformNames, err = f.bindPlatformNames(s, key, comp.ExecutorLabel); err != nil {
 			return err
 		}
@@ -248,6 +257,9 @@ func (f *flattener) task(s flatScope, name string) error {
 		return nil
 	}
 	if final && isLoop {
+		if s.final {
+			return unsupported(key, "loop (dsl.ParallelFor) inside an exit task that is a pipeline", "component %s: its tasks run as the steps of one finally task", t.ComponentRef.Name)
+		}
 		return unsupported(key, "exit task that is a loop", "component %s", t.ComponentRef.Name)
 	}
 	if len(comp.SinglePlatformSpecs) > 0 || len(comp.TaskConfigPassthroughs) > 0 {
@@ -257,7 +269,10 @@ func (f *flattener) task(s flatScope, name string) error {
 	f.groupConds[key] = conds
 	inner := flatScope{
 		path: key + "/", comp: comp, params: withDefaults(comp, params), artifacts: artifacts,
-		after: after, conds: conds, loop: s.loop, depth: s.depth + 1, final: final,
+		after: after, conds: conds, loop: s.loop, depth: s.depth + 1, final: final, exit: s.exit,
+	}
+	if final && inner.exit == "" {
+		inner.exit = key
 	}
 	if isLoop {
 		return f.loop(inner, key, t)

@@ -134,6 +134,10 @@ type TaskSpec struct {
 	// and PVCs its executor's kfp-kubernetes config uses, by setting and
 	// index (platformnames.go).
 	platformNames map[string]*InputParameter
+	// exitPipeline is the key of the exit pipeline whose tasks depend on
+	// each other that the task is in: it runs as one of that pipeline's
+	// steps (exitpipeline.go).
+	exitPipeline string
 }
 
 // TaskInfo is the task's display information.

@@ -156,8 +156,10 @@ func (b *taskBuild) taskParams() error {
 	if c.store == nil {
 		b.ts = tektonv1.TaskSpec{Workspaces: []tektonv1.WorkspaceDeclaration{{Name: ArtifactsWorkspace, MountPath: c.rootPath}}}
 	}
-	b.caches = c.caching() && b.t.CachingOptions != nil && b.t.CachingOptions.EnableCache
-	b.launch = needsLauncher(b.exec) || takesFinalStatus(b.in) || collects(b.special) || b.caches || c.takesRuntimeURI(b.inputs) ||
+	// A step of an exit pipeline (exitpipeline.go) runs under the launcher,
+	// which writes its success marker, and every time.
+	b.caches = c.caching() && b.t.CachingOptions != nil && b.t.CachingOptions.EnableCache && b.t.exitPipeline == ""
+	b.launch = b.t.exitPipeline != "" || needsLauncher(b.exec) || takesFinalStatus(b.in) || collects(b.special) || b.caches || c.takesRuntimeURI(b.inputs) ||
 		collectsArtifacts(b.inputs) || len(c.reportedArtifacts()[name]) > 0 || takesOneOfArtifact(b.inputs) ||
 		// the launcher makes the outputs readable for the store step
 		c.store != nil && len(b.out.Artifacts) > 0
