@@ -93,9 +93,9 @@ func (b Backoff) after(failures int) time.Duration {
 	return min(d, b.Max)
 }
 
-// Reconciler reconciles one kind.
-type Reconciler[T Subject] struct {
-	Kind      Kind[T]
+// Settings are what the Reconcilers of every kind share: the operator's
+// clients and configuration.
+type Settings struct {
 	Client    client.Client
 	APIReader client.Reader
 	Recorder  events.EventRecorder
@@ -119,14 +119,20 @@ type Reconciler[T Subject] struct {
 	KeepRunsPerOperation int
 	// CompileVolume is the claim a compiling run's definition travels in.
 	CompileVolume CompileVolume
-	// Limiter bounds the operations each Provider has in flight, across
-	// kinds (NewLimiter); nil for no bound.
 	// Seal tells the upstream latest runs the operator recorded from those
 	// a status write could have put there: only the former resolve a
 	// valueFrom parameter.
-	Seal    *seal.Key
+	Seal *seal.Key
+	// Limiter bounds the operations each Provider has in flight, across
+	// kinds (NewLimiter); nil for no bound.
 	Limiter *inflight.Limiter
 	Now     func() time.Time
+}
+
+// Reconciler reconciles one kind.
+type Reconciler[T Subject] struct {
+	Settings
+	Kind Kind[T]
 
 	// queue is the controller's work queue once it runs: the limiter wakes
 	// a queued resource through it.

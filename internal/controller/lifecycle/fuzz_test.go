@@ -113,9 +113,9 @@ func FuzzObservePipeline(f *testing.F) {
 		},
 	}
 	r := &Reconciler[*pipelinesv1beta1.Run]{
-		Client: fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(p, recorded).
+		Settings: Settings{Client: fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(p, recorded).
 			WithIndex(&tektonv1.PipelineRun{}, IndexOwnerUID, func(o client.Object) []string { return []string{o.GetLabels()[LabelOwnerUID]} }).
-			Build(),
+			Build()},
 		Kind: Kind[*pipelinesv1beta1.Run]{
 			Pipeline: func(run *pipelinesv1beta1.Run) pipelinesv1beta1.PipelineReference { return run.Spec.Pipeline },
 		},

@@ -109,8 +109,8 @@ func TestWakeGoesFirst(t *testing.T) {
 // retry) takes the default: a woken resource is not ahead for good.
 func TestReconcileQueuesAgainAtTheDefaultPriority(t *testing.T) {
 	r := &Reconciler[*pipelinesv1beta1.Pipeline]{
-		Client: fake.NewClientBuilder().WithScheme(scheme.New()).Build(),
-		Kind:   Kind[*pipelinesv1beta1.Pipeline]{Traits: Traits{Name: "pipeline"}, New: func() *pipelinesv1beta1.Pipeline { return &pipelinesv1beta1.Pipeline{} }},
+		Settings: Settings{Client: fake.NewClientBuilder().WithScheme(scheme.New()).Build()},
+		Kind:     Kind[*pipelinesv1beta1.Pipeline]{Traits: Traits{Name: "pipeline"}, New: func() *pipelinesv1beta1.Pipeline { return &pipelinesv1beta1.Pipeline{} }},
 	}
 	result, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team", Name: "gone"}})
 	if err != nil {
