@@ -452,10 +452,10 @@ func TestChartRBACIsEnoughForEveryLifecycle(t *testing.T) {
 	}
 
 	metricsPort := freePort(t)
-	cfg := testenv.TestOperatorConfig(operator.Config{
-		Namespace:      "kfp-tekton-operator", // its seal key's Secret: the chart grants get and create there
-		LeaderElection: true, LeaderElectionNamespace: "kfp-tekton-operator", KubeAPIQPS: 100, KubeAPIBurst: 200,
-		RetryBackoffBase: metav1.Duration{Duration: 200 * time.Millisecond}, RetryBackoffMax: metav1.Duration{Duration: 400 * time.Millisecond},
+	cfg := testenv.TestOperatorConfig(func(c *operator.Config) {
+		c.Namespace = "kfp-tekton-operator" // its seal key's Secret: the chart grants get and create there
+		c.LeaderElection, c.LeaderElectionNamespace, c.KubeAPIQPS, c.KubeAPIBurst = true, "kfp-tekton-operator", 100, 200
+		c.RetryBackoffBase, c.RetryBackoffMax = metav1.Duration{Duration: 200 * time.Millisecond}, metav1.Duration{Duration: 400 * time.Millisecond}
 	})
 	cfg.MetricsBindAddress = fmt.Sprintf("127.0.0.1:%d", metricsPort) // secure, as the chart serves them
 	mgr, err := operator.NewManager(asOperator(sa), cfg, "rbac-test")
@@ -695,4 +695,33 @@ func TestOperatorChartConfigIsTheOperatorsConfig(t *testing.T) {
 	assert.Equal(t, operator.DefaultEventsTokenAudience, cfg.EventsTokenAudience)
 	assert.Equal(t, "/etc/kfp-tekton-operator-events-tls", cfg.EventsCertDir)
 	assert.NoError(t, operator.ValidateEventSinks(cfg.EventSinks))
+}
+
+// The chart's default values are the operator's defaults (operator.Default),
+// but for what an installation sets on purpose: its helper image (the
+// chart's own), leader election (it runs two replicas), the conversion
+// webhook it serves and where /events is reached. The binary reads the
+// file over its defaults, as here, and runs with what Validate accepts.
+func TestOperatorChartDefaultsAreTheOperatorsDefaults(t *testing.T) {
+	rendered := helm(t, "template", "op", "config/helm/kfp-tekton-operator", "--namespace", "kfp-tekton-operator")
+	cfg := operator.Default()
+	found := false
+	for _, u := range objects(t, rendered) {
+		if u.GetKind() == "ConfigMap" {
+			data, _, _ := unstructured.NestedString(u.Object, "data", "config.yaml")
+			require.NoError(t, sigsyaml.UnmarshalStrict([]byte(data), &cfg), data)
+			found = true
+		}
+	}
+	require.True(t, found, "the operator's ConfigMap")
+	require.NoError(t, cfg.Validate())
+
+	want := operator.Default()
+	assert.NotEmpty(t, cfg.HelperImage, "the chart's image")
+	want.HelperImage = cfg.HelperImage
+	want.LeaderElection = true
+	want.ConversionWebhook.Service, want.ConversionWebhook.Secret, want.ConversionWebhook.CertDir =
+		"kfp-tekton-operator-webhook", "kfp-tekton-operator-webhook-cert", "/etc/kfp-tekton-operator-webhook-cert"
+	want.EventsURL = "http://kfp-tekton-operator-events.kfp-tekton-operator.svc/events"
+	assert.Equal(t, want, cfg)
 }

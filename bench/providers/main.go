@@ -83,10 +83,10 @@ func run(nProviders, nNamespaces, concurrency int, qps float32) error {
 	var requests atomic.Int64
 	cfg := rest.CopyConfig(cp.Config)
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt, &requests} }
-	mgr, err := operator.NewManager(cfg, operator.Config{
-		MetricsBindAddress: "0", HealthProbeBindAddress: "0", KubeAPIQPS: qps, KubeAPIBurst: int(2 * qps),
-		MaxConcurrentReconciles: concurrency, RetryAfter: metav1.Duration{Duration: time.Second},
-	}, "bench")
+	opCfg := operator.Default()
+	opCfg.MetricsBindAddress, opCfg.HealthProbeBindAddress, opCfg.KubeAPIQPS, opCfg.KubeAPIBurst = "0", "0", qps, int(2*qps)
+	opCfg.MaxConcurrentReconciles, opCfg.RetryAfter = concurrency, metav1.Duration{Duration: time.Second}
+	mgr, err := operator.NewManager(cfg, opCfg, "bench")
 	if err != nil {
 		return err
 	}

@@ -6,35 +6,18 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/operator"
 )
 
+// defaults are the operator's defaults, with the helper image from the
+// environment (the operator's own image, as its Deployment says).
 func defaults() operator.Config {
-	return operator.Config{
-		HelperImage:             os.Getenv("KFP_HELPER_IMAGE"),
-		MetricsBindAddress:      ":8443",
-		HealthProbeBindAddress:  ":8081",
-		KubeAPIQPS:              50,
-		KubeAPIBurst:            100,
-		MaxConcurrentReconciles: 4,
-		SyncPeriod:              metav1.Duration{Duration: 10 * time.Hour},
-		RetryAfter:              metav1.Duration{Duration: time.Minute},
-		RetryBackoffBase:        metav1.Duration{Duration: 10 * time.Second},
-		RetryBackoffMax:         metav1.Duration{Duration: 10 * time.Minute},
-		OperationTimeout:        metav1.Duration{Duration: 15 * time.Minute},
-		ArtifactRepositoryTTL:   metav1.Duration{Duration: 10 * time.Second},
-		KeepRunsPerOperation:    3,
-		MaxOperationsInFlight:   200,
-		CompileVolumeSize:       "64Mi",
-		EventsBindAddress:       ":8082",
-		EventsTokenAudience:     operator.DefaultEventsTokenAudience,
-		ConversionWebhook:       operator.ConversionWebhookConfig{Port: 9443},
-	}
+	cfg := operator.Default()
+	cfg.HelperImage = os.Getenv("KFP_HELPER_IMAGE")
+	return cfg
 }
 
 // bind registers a flag for every field of cfg, defaulting to its value.
@@ -113,17 +96,5 @@ func parseConfig(args []string, extra func(*flag.FlagSet)) (operator.Config, err
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
-	switch {
-	case cfg.KubeAPIQPS <= 0 || cfg.KubeAPIBurst <= 0:
-		return cfg, fmt.Errorf("kube-api-qps (%g) and kube-api-burst (%d) must be positive", cfg.KubeAPIQPS, cfg.KubeAPIBurst)
-	case cfg.MaxConcurrentReconciles <= 0:
-		return cfg, fmt.Errorf("max-concurrent-reconciles must be positive, got %d", cfg.MaxConcurrentReconciles)
-	case cfg.RunCompletionTTL.Duration < 0:
-		return cfg, fmt.Errorf("run-completion-ttl must not be negative (0 keeps completed Runs), got %s", cfg.RunCompletionTTL.Duration)
-	case cfg.EventsTokenAudience == "":
-		return cfg, fmt.Errorf("events-token-audience must not be empty")
-	case cfg.KeepRunsPerOperation < 0:
-		return cfg, fmt.Errorf("keep-runs-per-operation must not be negative (0 keeps all), got %d", cfg.KeepRunsPerOperation)
-	}
-	return cfg, operator.ValidateEventSinks(cfg.EventSinks)
+	return cfg, cfg.Validate()
 }

@@ -30,49 +30,45 @@ func (cp *ControlPlane) SealKey(t T) *seal.Key {
 	return key
 }
 
-// TestOperatorConfig is cfg with what every in-process test operator needs:
-// no metrics or probe listeners, a generous client limit, quick retries,
-// and a helper image name (never pulled here).
-func TestOperatorConfig(cfg operator.Config) operator.Config {
+// TestOperatorConfig is the operator's defaults (operator.Default: the
+// in-flight limit and run pruning on, as in production) with what an
+// in-process test operator needs, then configure's changes (nil: none):
+// no metrics or probe listeners, a generous client limit and fewer workers
+// (several operators share a small machine), quick rechecks, and a helper
+// image name (never pulled here).
+func TestOperatorConfig(configure func(*operator.Config)) operator.Config {
+	cfg := operator.Default()
 	cfg.MetricsBindAddress, cfg.HealthProbeBindAddress, cfg.SkipNameValidation = "0", "0", true
-	if cfg.KubeAPIQPS == 0 {
-		cfg.KubeAPIQPS, cfg.KubeAPIBurst = 500, 1000
-	}
-	if cfg.MaxConcurrentReconciles == 0 {
-		cfg.MaxConcurrentReconciles = 2
-	}
-	if cfg.RetryAfter.Duration == 0 {
-		cfg.RetryAfter = metav1.Duration{Duration: 200 * time.Millisecond}
-	}
-	if cfg.HelperImage == "" {
-		cfg.HelperImage = "example.com/kfp-tekton-operator:test"
-	}
-	if cfg.Namespace == "" {
-		cfg.Namespace = TestOperatorNamespace
-	}
-	if cfg.EventsURL == "" {
-		cfg.EventsURL = "http://kfp-tekton-operator-events.kfp-tekton-operator.svc/events"
+	cfg.KubeAPIQPS, cfg.KubeAPIBurst = 500, 1000
+	cfg.MaxConcurrentReconciles = 2
+	cfg.RetryAfter = metav1.Duration{Duration: 200 * time.Millisecond}
+	cfg.HelperImage = "example.com/kfp-tekton-operator:test"
+	cfg.Namespace = TestOperatorNamespace
+	cfg.EventsURL = "http://kfp-tekton-operator-events.kfp-tekton-operator.svc/events"
+	if configure != nil {
+		configure(&cfg)
 	}
 	return cfg
 }
 
 // RunOperator runs the operator's manager, assembled as cmd/operator does,
-// against the control plane until the test ends or stop is called.
-func (cp *ControlPlane) RunOperator(t T, cfg operator.Config) (stop func()) {
+// against the control plane until the test ends or stop is called, with
+// TestOperatorConfig(configure).
+func (cp *ControlPlane) RunOperator(t T, configure func(*operator.Config)) (stop func()) {
 	t.Helper()
-	return cp.RunOperatorWrapped(t, cfg, nil)
+	return cp.RunOperatorWrapped(t, configure, nil)
 }
 
 // RunOperatorWrapped is RunOperator with the operator's transport wrapped
 // by wrap (nil: not wrapped), to see the requests it makes (Writes.Wrap).
-func (cp *ControlPlane) RunOperatorWrapped(t T, cfg operator.Config, wrap func(http.RoundTripper) http.RoundTripper) (stop func()) {
+func (cp *ControlPlane) RunOperatorWrapped(t T, configure func(*operator.Config), wrap func(http.RoundTripper) http.RoundTripper) (stop func()) {
 	t.Helper()
 	restConfig := cp.Config
 	if wrap != nil {
 		restConfig = rest.CopyConfig(cp.Config)
 		restConfig.Wrap(wrap)
 	}
-	mgr, err := operator.NewManager(restConfig, TestOperatorConfig(cfg), "test")
+	mgr, err := operator.NewManager(restConfig, TestOperatorConfig(configure), "test")
 	if err != nil {
 		t.Fatal(err)
 	}

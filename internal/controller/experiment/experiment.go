@@ -14,10 +14,21 @@ import (
 )
 
 // Kind is the Experiment kind for the lifecycle engine; its version hashes its spec.
-var Kind = lifecycle.Kind[*pipelinesv1beta1.Experiment]{
-	Traits: lifecycle.Traits{Name: "experiment"},
-	New:    func() *pipelinesv1beta1.Experiment { return &pipelinesv1beta1.Experiment{} },
-	Version: func(e *pipelinesv1beta1.Experiment, _ *pipelinesv1beta1.Provider) (string, error) {
-		return lifecycle.SpecHash(e.Spec)
-	},
+var Kind lifecycle.Kind[*pipelinesv1beta1.Experiment] = kind{}
+
+type kind struct{}
+
+func (kind) Traits() lifecycle.Traits { return lifecycle.Traits{Name: "experiment"} }
+
+func (kind) New() *pipelinesv1beta1.Experiment { return &pipelinesv1beta1.Experiment{} }
+
+func (kind) Inputs(e *pipelinesv1beta1.Experiment) lifecycle.Inputs {
+	return lifecycle.Inputs{Spec: e.Spec}
 }
+
+func (kind) Prepare(e *pipelinesv1beta1.Experiment, _ *pipelinesv1beta1.Provider) (lifecycle.Prepared, error) {
+	v, err := lifecycle.SpecHash(e.Spec)
+	return lifecycle.Prepared{Version: v}, err
+}
+
+func (kind) Record(*pipelinesv1beta1.Experiment, lifecycle.Outputs) {}

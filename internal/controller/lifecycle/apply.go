@@ -26,8 +26,8 @@ func (r *Reconciler[T]) apply(ctx context.Context, obj T, o Observation, d Decis
 		// Before the run is built: the provider acts on the recorded id, never
 		// on one only the status names.
 		s.Provider, s.Version = d.Record.Provider, d.Record.VersionLabel
-		if r.Kind.RecordPipelineVersion != nil && d.Record.PipelineVersion != "" {
-			r.Kind.RecordPipelineVersion(obj, d.Record.PipelineVersion)
+		if d.Record.PipelineVersion != "" {
+			r.Kind.Record(obj, Outputs{PipelineVersion: d.Record.PipelineVersion})
 		}
 	}
 	// Runs are pruned only in a reconcile that starts none, on a complete
@@ -74,7 +74,7 @@ func (r *Reconciler[T]) apply(ctx context.Context, obj T, o Observation, d Decis
 		return ctrl.Result{}, errors.Join(d.Outcome.Err, err)
 	}
 	r.wrote(obj, base.GetResourceVersion())
-	statusWritten(r.Kind.Name, obj)
+	statusWritten(r.Kind.Traits().Name, obj)
 	if pruning {
 		r.prune(ctx, o)
 	}
@@ -83,27 +83,21 @@ func (r *Reconciler[T]) apply(ctx context.Context, obj T, o Observation, d Decis
 
 // startRun prepares and creates the run a.
 func (r *Reconciler[T]) startRun(ctx context.Context, obj T, o Observation, a Action) error {
+	traits, in := r.Kind.Traits(), r.Kind.Inputs(obj)
 	var artifacts *ArtifactLocation
-	if r.Kind.ArtifactRef != nil && a.Op != OpDelete { // deleting needs no artifacts, and must not wait on them
+	if traits.UsesArtifacts && a.Op != OpDelete { // deleting needs no artifacts, and must not wait on them
 		var err error
-		if artifacts, err = resolveArtifacts(ctx, r.configMaps(), obj.GetNamespace(), o.WorkflowNamespace, r.Kind.ArtifactRef(obj), o.Provider); err != nil {
+		if artifacts, err = resolveArtifacts(ctx, r.configMaps(), obj.GetNamespace(), o.WorkflowNamespace, in.ArtifactRepository, o.Provider); err != nil {
 			return err
 		}
 	}
-	var extra tektonv1.Params
-	if r.Kind.Params != nil {
-		var err error
-		if extra, err = r.Kind.Params(obj, o.Provider, a.Op, artifacts); err != nil {
-			return &specError{err}
-		}
-	}
 	var compile *compileRun
-	if op, _ := taskdef.Find(r.Kind.Name, a.Op); op.Compiles {
-		compile = compileSettings(o.Provider, r.CompileVolume)
+	if op, _ := taskdef.Find(traits.Name, a.Op); op.Compiles {
+		compile = compileSettings(o.Provider, r.CompileVolume, o.Compile)
 	}
-	pr, err := buildRun(ctx, runRequest{obj: obj, kind: r.Kind.Name, provider: o.Provider, op: a.Op, version: a.Version,
+	pr, err := r.builders.build(ctx, runRequest{obj: obj, spec: in.Spec, kind: traits.Name, provider: o.Provider, op: a.Op, version: a.Version,
 		attempt: a.Attempt, ordinal: a.Ordinal, namespace: o.WorkflowNamespace, helper: r.HelperImage, pipeline: pipelineRef(o, a.Op),
-		parameters: resolvedParameters(o, a.Op), artifacts: artifacts, extra: extra, now: r.now(), timeout: r.OperationTimeout,
+		parameters: resolvedParameters(o, a.Op), artifacts: artifacts, now: r.now(), timeout: r.OperationTimeout,
 		compile: compile})
 	var spec *specError
 	switch {
@@ -124,7 +118,7 @@ func (r *Reconciler[T]) startRun(ctx context.Context, obj T, o Observation, a Ac
 		}
 		// Created before, not in the cache yet: wait for it as for a new one.
 	} else {
-		runStarted(r.Kind.Name, a.Op)
+		runStarted(r.Kind.Traits().Name, a.Op)
 	}
 	r.expected.Store(obj.GetUID(), expectation{name: pr.Name, expires: r.now().Add(expectationTimeout)})
 	return nil
@@ -151,9 +145,7 @@ func (r *Reconciler[T]) recordDependencies(obj T, o Observation, a Action) {
 	if o.Resolved == nil || a.Op == OpDelete {
 		return
 	}
-	if r.Kind.RecordDependencies != nil {
-		r.Kind.RecordDependencies(obj, pipelinesv1beta1.Dependencies{RunConfigurations: o.Resolved.Dependencies})
-	}
+	r.Kind.Record(obj, Outputs{Dependencies: &pipelinesv1beta1.Dependencies{RunConfigurations: o.Resolved.Dependencies}})
 	for _, omitted := range o.Resolved.Omitted {
 		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "DependencyOmitted", "Resolve", "optional %s left out", omitted)
 	}
@@ -212,7 +204,7 @@ func (r *Reconciler[T]) release(ctx context.Context, obj T, o Observation, messa
 	}
 	r.expected.Delete(obj.GetUID())
 	r.written.Delete(obj.GetUID())
-	resourceGone(r.Kind.Name, client.ObjectKeyFromObject(obj))
+	resourceGone(r.Kind.Traits().Name, client.ObjectKeyFromObject(obj))
 	r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, string(pipelinesv1beta1.StateDeleted), "Delete", "%s", message)
 	return nil
 }

@@ -1,6 +1,8 @@
 package lifecycle
 
 import (
+	"encoding/json"
+
 	"github.com/tektoncd/pipeline/pkg/apis/pipeline/pod"
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -8,6 +10,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/generator"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
 
@@ -32,6 +36,8 @@ const autoCleanupPVC = "tekton.dev/auto-cleanup-pvc"
 
 // compileRun is what a compiling operation's run needs beyond its params.
 type compileRun struct {
+	// what is compiled, with which compiler (Prepared.Compile).
+	what   *Compile
 	volume CompileVolume
 	// pullSecrets are the Provider's pipelineImagePullSecrets: the compile
 	// pod runs a tenant's image, so it never inherits the provider service
@@ -39,13 +45,33 @@ type compileRun struct {
 	pullSecrets []corev1.LocalObjectReference
 }
 
-// compileSettings is what the compile pod of p's runs is given.
-func compileSettings(p *pipelinesv1beta1.Provider, volume CompileVolume) *compileRun {
-	c := &compileRun{volume: volume}
+// compileSettings is what the compile pod of p's runs is given to compile
+// what.
+func compileSettings(p *pipelinesv1beta1.Provider, volume CompileVolume, what *Compile) *compileRun {
+	c := &compileRun{what: what, volume: volume}
 	for _, s := range p.Spec.PipelineImagePullSecrets {
 		c.pullSecrets = append(c.pullSecrets, corev1.LocalObjectReference{Name: s.Name})
 	}
 	return c
+}
+
+// compileParams are the params of a compiling run: the compile
+// configuration (its pipeline root where the run's artifacts go), the
+// compiler and the pipeline's image.
+func compileParams(c *compileRun, artifacts *ArtifactLocation) (tektonv1.Params, error) {
+	cfg := c.what.Config
+	if artifacts != nil {
+		cfg.PipelineRoot = artifacts.Location
+	}
+	data, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return tektonv1.Params{
+		generator.StringParam(taskdef.ParamPipelineConfig, contract.EncodeParam(data)),
+		generator.StringParam(taskdef.ParamCompilerImage, c.what.CompilerImage),
+		generator.StringParam(taskdef.ParamPipelineImage, cfg.Image),
+	}, nil
 }
 
 // definitionWorkspace binds the definition workspace to a fresh claim.

@@ -17,7 +17,7 @@ import (
 type ActionKind int
 
 const (
-	// Nothing: only the status (if any) is written.
+	// Nothing is no action: only the status (if any) is written.
 	Nothing ActionKind = iota
 	// StartRun creates the PipelineRun of one operation attempt.
 	StartRun

@@ -7,7 +7,7 @@
 // everything a decision needs into one Observation; decide (decide.go) is a
 // pure function from it to one action and the complete status; apply
 // (apply.go) makes that change and writes that status. Each kind contributes
-// only a Kind: how to version its spec and which extra params it needs.
+// only a Kind: what its operations take and where their outputs go.
 package lifecycle
 
 import (
@@ -17,7 +17,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -30,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/inflight"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/status"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/naming"
@@ -43,35 +43,67 @@ type Subject interface {
 	ProviderReference() pipelinesv1beta1.ProviderReference
 }
 
-// Kind adapts one resource kind to the engine.
-type Kind[T Subject] struct {
-	Traits
-	New func() T
-	// Version identifies obj's desired state with provider p; a change
-	// means an update operation. It errs only for specs p cannot serve.
-	Version func(obj T, p *pipelinesv1beta1.Provider) (string, error)
-	// ArtifactRef is obj's explicit artifact repository, if any.
-	ArtifactRef func(obj T) *pipelinesv1beta1.ArtifactRepositoryRef
-	// Params are extra params for op (compile inputs), nil for none.
-	Params func(obj T, p *pipelinesv1beta1.Provider, op string, artifacts *ArtifactLocation) (tektonv1.Params, error)
-	// Pipeline is the Pipeline obj runs (Run, RunSchedule); nil for kinds
-	// that run none. Its create and update wait for that Pipeline to be
-	// synchronised with the same provider, and pass its backend id.
-	Pipeline func(obj T) pipelinesv1beta1.PipelineReference
-	// RecordPipelineVersion stores the pipeline version a succeeded create
-	// ran with (Run status.observedPipelineVersion); nil for none.
-	RecordPipelineVersion func(obj T, version string)
-	// Parameters are obj's run parameters whose valueFrom the engine
-	// resolves (Run); nil for kinds that resolve none. A create waits
-	// while a required one cannot be resolved; the RunConfiguration watch
-	// wakes it.
-	Parameters func(obj T) []pipelinesv1beta1.RuntimeParameter
-	// RecordDependencies stores the upstream runs a create resolved its
-	// parameters from (Run status.dependencies).
-	RecordDependencies func(obj T, deps pipelinesv1beta1.Dependencies)
+// Kind adapts one resource kind to the engine: what its operations take
+// (Inputs, Prepare) and where what they report goes (Record). Every method
+// is required; a kind with nothing to say returns the zero value.
+type Kind[T Subject] interface {
+	// Traits are the kind's name and what decide and setup need to know
+	// of it.
+	Traits() Traits
+	New() T
+	// Inputs are what obj's operations take from obj itself.
+	Inputs(obj T) Inputs
+	// Prepare is what a create or update of obj with provider p takes. It
+	// errs only for specs p cannot serve.
+	Prepare(obj T, p *pipelinesv1beta1.Provider) (Prepared, error)
+	// Record stores what an operation reported in obj's status.
+	Record(obj T, out Outputs)
 }
 
-// Traits are what decide needs to know of a kind.
+// Inputs are what a resource's operations take from it.
+type Inputs struct {
+	// Spec is the resource's spec, as the provider is given it.
+	Spec any
+	// Pipeline is the Pipeline it runs (Traits.RunsPipeline).
+	Pipeline pipelinesv1beta1.PipelineReference
+	// Parameters are its run parameters whose valueFrom the engine resolves
+	// (Traits.ResolvesParameters).
+	Parameters []pipelinesv1beta1.RuntimeParameter
+	// ArtifactRepository is its explicit artifact repository, if any
+	// (Traits.UsesArtifacts).
+	ArtifactRepository *pipelinesv1beta1.ArtifactRepositoryRef
+}
+
+// Prepared is what a create or update of a resource takes with its
+// Provider.
+type Prepared struct {
+	// Version identifies the resource's desired state with the Provider; a
+	// change means an update operation.
+	Version string
+	// Compile is what a kind whose operations compile compiles.
+	Compile *Compile
+}
+
+// Compile is what a compiling operation compiles, with which compiler.
+type Compile struct {
+	// Config is the pipeline's compile configuration; the engine sets its
+	// PipelineRoot from the resolved artifact repository.
+	Config contract.CompileConfig
+	// CompilerImage is the provider's pinned compiler for the framework.
+	CompilerImage string
+}
+
+// Outputs are what a resource's operations reported, for its status. A
+// zero field reports nothing.
+type Outputs struct {
+	// PipelineVersion is the pipeline version a succeeded create ran with.
+	PipelineVersion string
+	// Dependencies are the upstream runs a create or update resolved its
+	// parameters from.
+	Dependencies *pipelinesv1beta1.Dependencies
+}
+
+// Traits are what decide and setup need to know of a kind.
 type Traits struct {
 	// Name is the kind as the shared Tasks and labels name it ("pipeline").
 	Name string
@@ -79,6 +111,17 @@ type Traits struct {
 	CreateOnly bool
 	// CancelOnDelete cancels an unfinished create when the resource is deleted.
 	CancelOnDelete bool
+	// RunsPipeline: the resource runs a Pipeline (Inputs.Pipeline). Its
+	// create and update wait for that Pipeline to be synchronised with the
+	// same provider, and pass its backend id.
+	RunsPipeline bool
+	// ResolvesParameters: the engine resolves the valueFrom of its
+	// parameters (Inputs.Parameters). A create waits while a required one
+	// cannot be resolved; the RunConfiguration watch wakes it.
+	ResolvesParameters bool
+	// UsesArtifacts: its create and update are given an artifact
+	// repository (Inputs.ArtifactRepository, else the namespace's default).
+	UsesArtifacts bool
 }
 
 // Backoff spaces retries of a failed operation: Base, doubled per failure,
@@ -93,9 +136,9 @@ func (b Backoff) after(failures int) time.Duration {
 	return min(d, b.Max)
 }
 
-// Reconciler reconciles one kind.
-type Reconciler[T Subject] struct {
-	Kind      Kind[T]
+// Settings are what the Reconcilers of every kind share: the operator's
+// clients and configuration.
+type Settings struct {
 	Client    client.Client
 	APIReader client.Reader
 	Recorder  events.EventRecorder
@@ -119,14 +162,23 @@ type Reconciler[T Subject] struct {
 	KeepRunsPerOperation int
 	// CompileVolume is the claim a compiling run's definition travels in.
 	CompileVolume CompileVolume
-	// Limiter bounds the operations each Provider has in flight, across
-	// kinds (NewLimiter); nil for no bound.
 	// Seal tells the upstream latest runs the operator recorded from those
 	// a status write could have put there: only the former resolve a
 	// valueFrom parameter.
-	Seal    *seal.Key
+	Seal *seal.Key
+	// Limiter bounds the operations each Provider has in flight, across
+	// kinds (NewLimiter); nil for no bound.
 	Limiter *inflight.Limiter
 	Now     func() time.Time
+}
+
+// Reconciler reconciles one kind.
+type Reconciler[T Subject] struct {
+	Settings
+	Kind Kind[T]
+
+	// builders build the runs, remembering Tekton's verdicts per shape.
+	builders builders
 
 	// queue is the controller's work queue once it runs: the limiter wakes
 	// a queued resource through it.
@@ -177,7 +229,7 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (result
 	obj := r.Kind.New()
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			resourceGone(r.Kind.Name, req.NamespacedName)
+			resourceGone(r.Kind.Traits().Name, req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

@@ -113,17 +113,14 @@ func FuzzObservePipeline(f *testing.F) {
 		},
 	}
 	r := &Reconciler[*pipelinesv1beta1.Run]{
-		Client: fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(p, recorded).
+		Settings: Settings{Client: fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(p, recorded).
 			WithIndex(&tektonv1.PipelineRun{}, IndexOwnerUID, func(o client.Object) []string { return []string{o.GetLabels()[LabelOwnerUID]} }).
-			Build(),
-		Kind: Kind[*pipelinesv1beta1.Run]{
-			Pipeline: func(run *pipelinesv1beta1.Run) pipelinesv1beta1.PipelineReference { return run.Spec.Pipeline },
-		},
+			Build()},
 	}
 	f.Fuzz(func(t *testing.T, ref string) {
 		run := &pipelinesv1beta1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "r"}}
 		run.Spec.Pipeline = pipelinesv1beta1.PipelineReference(ref)
-		v, err := r.observePipeline(context.Background(), run)
+		v, err := r.observePipeline(context.Background(), run, run.Spec.Pipeline)
 		if err != nil {
 			if pipelineRefPattern.MatchString(ref) {
 				t.Fatalf("admitted reference %q: %v", ref, err)

@@ -32,23 +32,26 @@ func jsonParam(name string, v any) (tektonv1.Param, error) {
 
 // builders keeps one generator.Builder per operation shape, so Tekton's
 // validation verdicts are remembered across reconciles.
-var builders sync.Map // task name -> *generator.Builder
+type builders struct {
+	byTask sync.Map // task name -> *generator.Builder
+}
 
-func builderFor(kind, op string) (*generator.Builder, taskdef.Operation, error) {
+func (b *builders) forOperation(kind, op string) (*generator.Builder, taskdef.Operation, error) {
 	operation, shape, err := pipelines.ForOperation(kind, op)
 	if err != nil {
 		return nil, operation, err
 	}
-	if b, ok := builders.Load(operation.TaskName()); ok {
-		return b.(*generator.Builder), operation, nil
+	if builder, ok := b.byTask.Load(operation.TaskName()); ok {
+		return builder.(*generator.Builder), operation, nil
 	}
-	b, _ := builders.LoadOrStore(operation.TaskName(), generator.NewBuilder(shape))
-	return b.(*generator.Builder), operation, nil
+	builder, _ := b.byTask.LoadOrStore(operation.TaskName(), generator.NewBuilder(shape))
+	return builder.(*generator.Builder), operation, nil
 }
 
 // runRequest is one operation to run for a resource.
 type runRequest struct {
 	obj       Subject
+	spec      any // obj's spec (Inputs.Spec)
 	kind      string
 	provider  *pipelinesv1beta1.Provider
 	op        string
@@ -61,7 +64,6 @@ type runRequest struct {
 	pipeline  *contract.PipelineRef // the pipeline a Run or RunSchedule runs
 	// parameters are a Run's, valueFrom resolved; nil for other kinds
 	parameters *[]contract.Parameter
-	extra      tektonv1.Params
 	now        time.Time
 	timeout    time.Duration
 	// compile is set for an operation that compiles.
@@ -77,12 +79,55 @@ func RunName(kind string, obj Subject, op, version string, ordinal int) string {
 		kind, obj.GetNamespace(), obj.GetName(), string(obj.GetUID()), op, version, strconv.Itoa(ordinal))
 }
 
-func buildRun(ctx context.Context, req runRequest) (*tektonv1.PipelineRun, error) {
-	builder, operation, err := builderFor(req.kind, req.op)
+// build builds the PipelineRun of req.
+func (b *builders) build(ctx context.Context, req runRequest) (*tektonv1.PipelineRun, error) {
+	builder, operation, err := b.forOperation(req.kind, req.op)
 	if err != nil {
 		return nil, err
 	}
-	spec, err := json.Marshal(specOf(req.obj))
+	if operation.Compiles && (req.compile == nil || req.compile.what == nil) {
+		return nil, fmt.Errorf("%s %s compiles, but no compile settings were given", req.kind, req.op)
+	}
+	params, err := runParams(req)
+	if err != nil {
+		return nil, err
+	}
+	run := generator.Run{
+		Namespace:          req.namespace,
+		Name:               RunName(req.kind, req.obj, req.op, req.version, req.ordinal),
+		Labels:             runLabels(req),
+		ServiceAccountName: req.provider.Spec.ServiceAccount,
+		Params:             params,
+		Timeout:            operationTimeout(req.timeout),
+	}
+	if operation.Compiles {
+		run.Workspaces = []tektonv1.WorkspaceBinding{definitionWorkspace(req.compile.volume)}
+		run.TaskRunSpecs = []tektonv1.PipelineTaskRunSpec{compileTaskRunSpec(req.compile)}
+	}
+	pr, err := builder.Build(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	pr.Annotations = runAnnotations(req, operation.Compiles)
+	// Tekton keeps a tekton.dev/pipeline label it finds on a run only when
+	// generateName is set; the API server ignores generateName beside a name.
+	pr.GenerateName = naming.GenerateNamePrefix(req.kind, req.obj.GetName())
+	if req.namespace == req.obj.GetNamespace() {
+		gvk := req.obj.GetObjectKind().GroupVersionKind()
+		pr.OwnerReferences = []metav1.OwnerReference{{
+			APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: req.obj.GetName(), UID: req.obj.GetUID(),
+			BlockOwnerDeletion: ptr.To(false),
+		}}
+	}
+	return pr, nil
+}
+
+// runParams are the params of req's run: the helper image, the resource
+// and the provider's configuration, the provider's image and, for a
+// compiling operation, what it compiles. It refuses params no step's
+// environment can hold.
+func runParams(req runRequest) (tektonv1.Params, error) {
+	spec, err := json.Marshal(req.spec)
 	if err != nil {
 		return nil, err
 	}
@@ -100,9 +145,8 @@ func buildRun(ctx context.Context, req runRequest) (*tektonv1.PipelineRun, error
 		Parameters:       req.parameters,
 		TriggerIndicator: contract.TriggerOf(gvk.Kind, req.obj.GetNamespace(), req.obj.GetName(), req.obj.GetAnnotations()),
 	}
-	pinned := pinnedSpec(req.provider)
-	config := contract.ProviderConfig{ContractVersion: contract.Version, Name: req.provider.Name, Namespace: req.provider.Namespace, Spec: pinned,
-		ArtifactRepository: req.artifacts, ServiceURL: req.provider.Status.ServiceURL}
+	config := contract.ProviderConfig{ContractVersion: contract.Version, Name: req.provider.Name, Namespace: req.provider.Namespace,
+		Spec: pinnedSpec(req.provider), ArtifactRepository: req.artifacts, ServiceURL: req.provider.Status.ServiceURL}
 	resourceParam, err := jsonParam(taskdef.ParamResource, resource)
 	if err != nil {
 		return nil, err
@@ -114,33 +158,24 @@ func buildRun(ctx context.Context, req runRequest) (*tektonv1.PipelineRun, error
 	params := tektonv1.Params{
 		generator.StringParam(taskdef.ParamHelperImage, req.helper),
 		resourceParam, configParam,
+		generator.StringParam(taskdef.ParamProviderImage, req.provider.Status.Image),
 	}
-	params = append(params, generator.StringParam(taskdef.ParamProviderImage, req.provider.Status.Image))
-	params = append(params, req.extra...)
+	if req.compile != nil && req.compile.what != nil {
+		compile, err := compileParams(req.compile, req.artifacts)
+		if err != nil {
+			return nil, err
+		}
+		params = append(params, compile...)
+	}
 	if err := checkEnvSizes(params); err != nil {
 		return nil, &specError{err}
 	}
+	return params, nil
+}
 
-	run := generator.Run{
-		Namespace:          req.namespace,
-		Name:               RunName(req.kind, req.obj, req.op, req.version, req.ordinal),
-		Labels:             runLabels(req),
-		ServiceAccountName: req.provider.Spec.ServiceAccount,
-		Params:             params,
-		Timeout:            operationTimeout(req.timeout),
-	}
-	if operation.Compiles {
-		if req.compile == nil {
-			return nil, fmt.Errorf("%s %s compiles, but no compile settings were given", req.kind, req.op)
-		}
-		run.Workspaces = []tektonv1.WorkspaceBinding{definitionWorkspace(req.compile.volume)}
-		run.TaskRunSpecs = []tektonv1.PipelineTaskRunSpec{compileTaskRunSpec(req.compile)}
-	}
-	pr, err := builder.Build(ctx, run)
-	if err != nil {
-		return nil, err
-	}
-	pr.Annotations = map[string]string{
+// runAnnotations are what a run of req records beyond its labels.
+func runAnnotations(req runRequest, compiles bool) map[string]string {
+	annotations := map[string]string{
 		AnnotationOwner:     req.obj.GetNamespace() + "/" + req.obj.GetName(),
 		AnnotationCreatedAt: req.now.UTC().Format(CreatedAtLayout),
 		AnnotationOrdinal:   strconv.Itoa(req.ordinal),
@@ -148,22 +183,12 @@ func buildRun(ctx context.Context, req runRequest) (*tektonv1.PipelineRun, error
 		AnnotationProvider: req.provider.Namespace + "/" + req.provider.Name,
 	}
 	if req.pipeline != nil {
-		pr.Annotations[AnnotationPipelineVersion] = req.pipeline.Version
+		annotations[AnnotationPipelineVersion] = req.pipeline.Version
 	}
-	if operation.Compiles {
-		pr.Annotations[autoCleanupPVC] = "true"
+	if compiles {
+		annotations[autoCleanupPVC] = "true"
 	}
-	// Tekton keeps a tekton.dev/pipeline label it finds on a run only when
-	// generateName is set; the API server ignores generateName beside a name.
-	pr.GenerateName = naming.GenerateNamePrefix(req.kind, req.obj.GetName())
-	if req.namespace == req.obj.GetNamespace() {
-		gvk := req.obj.GetObjectKind().GroupVersionKind()
-		pr.OwnerReferences = []metav1.OwnerReference{{
-			APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: req.obj.GetName(), UID: req.obj.GetUID(),
-			BlockOwnerDeletion: ptr.To(false),
-		}}
-	}
-	return pr, nil
+	return annotations
 }
 
 func runLabels(req runRequest) map[string]string {
@@ -205,23 +230,6 @@ func pinnedSpec(p *pipelinesv1beta1.Provider) pipelinesv1beta1.ProviderSpec {
 		}
 	}
 	return spec
-}
-
-// specOf is the spec field of any user resource.
-func specOf(obj Subject) any {
-	switch o := obj.(type) {
-	case *pipelinesv1beta1.Pipeline:
-		return o.Spec
-	case *pipelinesv1beta1.Run:
-		return o.Spec
-	case *pipelinesv1beta1.RunSchedule:
-		return o.Spec
-	case *pipelinesv1beta1.RunConfiguration:
-		return o.Spec
-	case *pipelinesv1beta1.Experiment:
-		return o.Spec
-	}
-	return nil
 }
 
 // SpecHash is a short, stable hash of v's JSON: the version of specs that

@@ -120,7 +120,7 @@ func (c cachedRuns) Ended(ctx context.Context, run types.NamespacedName) (bool, 
 
 // waiterKey names a resource of this kind in the limiter's queues.
 func (r *Reconciler[T]) waiterKey(key types.NamespacedName) string {
-	return r.Kind.Name + "/" + key.String()
+	return r.Kind.Traits().Name + "/" + key.String()
 }
 
 // admit asks the limiter for room for run, which obj is about to start;

@@ -52,6 +52,9 @@ type Observation struct {
 	// Pipeline is the Pipeline the spec runs; nil for kinds that run none
 	// and for a resource being deleted.
 	Pipeline *PipelineView
+	// Compile is what a create or update compiles, for kinds that compile
+	// (set with Version).
+	Compile *Compile
 	// Resolved are the run parameters with valueFrom resolved; nil for
 	// kinds that resolve none and for a resource being deleted.
 	Resolved *Resolved
@@ -68,7 +71,7 @@ type Observation struct {
 // each failed run failed.
 func (r *Reconciler[T]) observe(ctx context.Context, obj T) (Observation, error) {
 	o := Observation{
-		Now: r.now(), Traits: r.Kind.Traits, Subject: obj,
+		Now: r.now(), Traits: r.Kind.Traits(), Subject: obj,
 		Namespace: obj.GetNamespace(), Generation: obj.GetGeneration(),
 		Deleting:            !obj.GetDeletionTimestamp().IsZero(),
 		SkipBackendDeletion: obj.GetAnnotations()[AnnotationSkipBackendDeletion] == "true",
@@ -98,38 +101,57 @@ func (r *Reconciler[T]) observe(ctx context.Context, obj T) (Observation, error)
 	case !apierrors.IsNotFound(err):
 		return o, err
 	}
-	var err error
-	if r.Kind.Pipeline != nil && !o.Deleting {
-		if o.Pipeline, err = r.observePipeline(ctx, obj); err != nil {
+	if !o.Deleting {
+		if err := r.observeInputs(ctx, obj, &o); err != nil {
 			return o, err
 		}
 	}
-	if r.Kind.Parameters != nil && !o.Deleting {
-		params := r.Kind.Parameters(obj)
-		upstream, err := r.upstreamOf(ctx, obj.GetNamespace(), params)
-		if err != nil {
-			return o, err
+	runs, err := r.runsOf(ctx, obj, o.WorkflowNamespace)
+	if err != nil {
+		return o, err
+	}
+	r.observeRuns(ctx, obj, runs, &o)
+	return o, nil
+}
+
+// observeInputs reads what a create or update of obj takes: the Pipeline
+// it runs, its parameters' upstream runs, and its version with the Provider.
+func (r *Reconciler[T]) observeInputs(ctx context.Context, obj T, o *Observation) error {
+	in := r.Kind.Inputs(obj)
+	var err error
+	if o.Traits.RunsPipeline {
+		if o.Pipeline, err = r.observePipeline(ctx, obj, in.Pipeline); err != nil {
+			return err
 		}
-		resolved := ResolveParameters(params, upstream)
+	}
+	if o.Traits.ResolvesParameters {
+		upstream, err := r.upstreamOf(ctx, obj.GetNamespace(), in.Parameters)
+		if err != nil {
+			return err
+		}
+		resolved := ResolveParameters(in.Parameters, upstream)
 		o.Resolved = &resolved
 	}
-	if o.Provider != nil && !o.Deleting {
-		o.Version, o.VersionErr = r.Kind.Version(obj, o.Provider)
+	if o.Provider != nil {
+		var prepared Prepared
+		prepared, o.VersionErr = r.Kind.Prepare(obj, o.Provider)
+		o.Version, o.Compile = prepared.Version, prepared.Compile
 		if o.VersionErr == nil && o.Pipeline != nil && o.Pipeline.Floating && o.Pipeline.Version != "" {
 			// "name" runs the Pipeline's newest version: a new one is a new
 			// version of this resource too (a RunSchedule is updated to it).
 			o.Version, o.VersionErr = SpecHash([]string{o.Version, o.Pipeline.Version})
 		}
 	}
+	return nil
+}
 
-	runs, err := r.runsOf(ctx, obj, o.WorkflowNamespace)
-	if err != nil {
-		return o, err
-	}
+// observeRuns summarises obj's runs made for its Provider, and why the
+// newest failed run of each operation and version failed.
+func (r *Reconciler[T]) observeRuns(ctx context.Context, obj T, runs []*tektonv1.PipelineRun, o *Observation) {
 	o.AwaitingCache = r.awaitingCache(obj, runs)
 	newestFailure := map[[2]string]*tektonv1.PipelineRun{}
 	for _, pr := range runs {
-		runObserved(r.Kind.Name, pr)
+		runObserved(r.Kind.Traits().Name, pr)
 		rec := recordOf(pr)
 		if rec.Provider != o.ProviderKey.String() {
 			continue // made for another Provider: not this one's record
@@ -144,7 +166,6 @@ func (r *Reconciler[T]) observe(ctx context.Context, obj T) (Observation, error)
 			rec.Failure = r.failureMessage(ctx, pr)
 		}
 	}
-	return o, nil
 }
 
 // PipelineView is what decide needs to know of the Pipeline a resource runs.
@@ -166,8 +187,8 @@ type PipelineView struct {
 }
 
 // observePipeline reads the Pipeline obj references.
-func (r *Reconciler[T]) observePipeline(ctx context.Context, obj T) (*PipelineView, error) {
-	name, version, pinned := strings.Cut(string(r.Kind.Pipeline(obj)), ":")
+func (r *Reconciler[T]) observePipeline(ctx context.Context, obj T, ref pipelinesv1beta1.PipelineReference) (*PipelineView, error) {
+	name, version, pinned := strings.Cut(string(ref), ":")
 	v := &PipelineView{Namespace: obj.GetNamespace(), Name: name, Floating: !pinned, Version: version}
 	p := &pipelinesv1beta1.Pipeline{}
 	switch err := r.Client.Get(ctx, types.NamespacedName{Namespace: v.Namespace, Name: name}, p); {

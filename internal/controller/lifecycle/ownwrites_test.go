@@ -15,7 +15,7 @@ import (
 // behind them; the newest, anyone's later one, or an expired memory is not.
 func TestBehindOwnWrite(t *testing.T) {
 	now := time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC)
-	r := &Reconciler[*pipelinesv1beta1.Experiment]{Now: func() time.Time { return now }}
+	r := &Reconciler[*pipelinesv1beta1.Experiment]{Settings: Settings{Now: func() time.Time { return now }}}
 	at := func(rv string) *pipelinesv1beta1.Experiment {
 		return &pipelinesv1beta1.Experiment{ObjectMeta: metav1.ObjectMeta{UID: types.UID("u"), ResourceVersion: rv}}
 	}

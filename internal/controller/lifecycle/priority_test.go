@@ -61,7 +61,7 @@ func TestRunEventsPutEndedRunsFirst(t *testing.T) {
 	ctx := context.Background()
 	q := priorityqueue.New[reconcile.Request]("run-events-test")
 	defer q.ShutDown()
-	r := &Reconciler[*pipelinesv1beta1.Pipeline]{Kind: Kind[*pipelinesv1beta1.Pipeline]{Traits: Traits{Name: "pipeline"}}}
+	r := &Reconciler[*pipelinesv1beta1.Pipeline]{Kind: testKind[*pipelinesv1beta1.Pipeline]{traits: Traits{Name: "pipeline"}}}
 	h := newRunEvents(r.ownerOf)
 	var rq workqueue.TypedRateLimitingInterface[reconcile.Request] = q
 	for _, owner := range []string{"new-1", "new-2"} {
@@ -109,8 +109,8 @@ func TestWakeGoesFirst(t *testing.T) {
 // retry) takes the default: a woken resource is not ahead for good.
 func TestReconcileQueuesAgainAtTheDefaultPriority(t *testing.T) {
 	r := &Reconciler[*pipelinesv1beta1.Pipeline]{
-		Client: fake.NewClientBuilder().WithScheme(scheme.New()).Build(),
-		Kind:   Kind[*pipelinesv1beta1.Pipeline]{Traits: Traits{Name: "pipeline"}, New: func() *pipelinesv1beta1.Pipeline { return &pipelinesv1beta1.Pipeline{} }},
+		Settings: Settings{Client: fake.NewClientBuilder().WithScheme(scheme.New()).Build()},
+		Kind:     testKind[*pipelinesv1beta1.Pipeline]{traits: Traits{Name: "pipeline"}, new: func() *pipelinesv1beta1.Pipeline { return &pipelinesv1beta1.Pipeline{} }},
 	}
 	result, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team", Name: "gone"}})
 	if err != nil {

@@ -3,7 +3,6 @@ package lifecycle_test
 import (
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,15 +50,7 @@ func ordinals(runs []tektonv1.PipelineRun) []string {
 // succeeded (while it is retried, the backoff's count stays: 2 failures with
 // the fixture's backoff), and the succeeded create stays while updates fail.
 func TestFinishedRunsArePruned(t *testing.T) {
-	f := fixture.Setup(t, cp)
-	f.StopOperator()
-	cp.RunOperator(t, operator.Config{
-		RetryBackoffBase:      metav1.Duration{Duration: fixture.Backoff},
-		RetryBackoffMax:       metav1.Duration{Duration: 2 * fixture.Backoff},
-		ArtifactRepositoryTTL: metav1.Duration{Duration: 100 * time.Millisecond},
-		OperationTimeout:      metav1.Duration{Duration: fixture.OperationTimeout},
-		KeepRunsPerOperation:  1,
-	})
+	f := fixture.SetupWithConfig(t, cp, fixture.Backoff, func(c *operator.Config) { c.KeepRunsPerOperation = 1 })
 	p := fixture.NewPipeline(f.NS, "pruned")
 	require.NoError(t, cp.Client.Create(ctx, p))
 
@@ -93,7 +84,9 @@ func TestFinishedRunsArePruned(t *testing.T) {
 // A resource using another namespace's Provider has no owner reference on
 // its runs: they go when it is released.
 func TestReleasedCrossNamespaceResourceLeavesNoRuns(t *testing.T) {
-	f := fixture.Setup(t, cp) // keepRunsPerOperation 0: pruning off, release still cleans up
+	// Pruning off (not the default): what remains after the release is
+	// then only for the release to clean up.
+	f := fixture.SetupWithConfig(t, cp, fixture.Backoff, func(c *operator.Config) { c.KeepRunsPerOperation = 0 })
 	other := f.NewNamespace(t)
 	fixture.Update(t, f, f.Provider, func(p *pipelinesv1beta1.Provider) { p.Spec.AllowedNamespaces = []string{other} })
 

@@ -53,19 +53,20 @@ func (r *Reconciler[T]) SetupWithManager(ctx context.Context, mgr ctrl.Manager, 
 			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 				return !onlyUsersChanged(e.ObjectOld.(*pipelinesv1beta1.Provider), e.ObjectNew.(*pipelinesv1beta1.Provider))
 			}}))
-	if r.Kind.Pipeline != nil {
+	traits := r.Kind.Traits()
+	if traits.RunsPipeline {
 		if err := mgr.GetFieldIndexer().IndexField(ctx, r.Kind.New(), IndexPipeline, func(obj client.Object) []string {
-			name, _, _ := strings.Cut(string(r.Kind.Pipeline(obj.(T))), ":")
+			name, _, _ := strings.Cut(string(r.Kind.Inputs(obj.(T)).Pipeline), ":")
 			return []string{obj.GetNamespace() + "/" + name}
 		}); err != nil {
 			return err
 		}
 		b = b.Watches(&pipelinesv1beta1.Pipeline{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(list, IndexPipeline)))
 	}
-	if r.Kind.Parameters != nil {
+	if traits.ResolvesParameters {
 		if err := mgr.GetFieldIndexer().IndexField(ctx, r.Kind.New(), IndexDependency, func(obj client.Object) []string {
 			var keys []string
-			for _, name := range DependencyNames(r.Kind.Parameters(obj.(T))) {
+			for _, name := range DependencyNames(r.Kind.Inputs(obj.(T)).Parameters) {
 				keys = append(keys, obj.GetNamespace()+"/"+name)
 			}
 			return keys
@@ -79,7 +80,7 @@ func (r *Reconciler[T]) SetupWithManager(ctx context.Context, mgr ctrl.Manager, 
 	if r.Limiter != nil {
 		b = b.WatchesRawSource(r.watchQueue())
 	}
-	return b.WithOptions(opts).Named(r.Kind.Name).Complete(r)
+	return b.WithOptions(opts).Named(traits.Name).Complete(r)
 }
 
 // usersOf maps a Provider or Pipeline to the resources referencing it
@@ -100,7 +101,7 @@ func (r *Reconciler[T]) usersOf(list func() client.ObjectList, index string) han
 }
 
 func (r *Reconciler[T]) ownerOf(_ context.Context, pr client.Object) []reconcile.Request {
-	if pr.GetLabels()[LabelOwnerKind] != r.Kind.Name {
+	if pr.GetLabels()[LabelOwnerKind] != r.Kind.Traits().Name {
 		return nil
 	}
 	ns, name, ok := strings.Cut(pr.GetAnnotations()[AnnotationOwner], "/")

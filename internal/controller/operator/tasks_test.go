@@ -26,10 +26,10 @@ func operationsRun() map[string][]string {
 		return []string{lifecycle.OpCreate, lifecycle.OpUpdate, lifecycle.OpDelete}
 	}
 	return map[string][]string{
-		pipeline.Kind.Name:    ops(pipeline.Kind.CreateOnly),
-		experiment.Kind.Name:  ops(experiment.Kind.CreateOnly),
-		runschedule.Kind.Name: ops(runschedule.Kind.CreateOnly),
-		run.Kind.Name:         ops(run.Kind.CreateOnly),
+		pipeline.Kind.Traits().Name:    ops(pipeline.Kind.Traits().CreateOnly),
+		experiment.Kind.Traits().Name:  ops(experiment.Kind.Traits().CreateOnly),
+		runschedule.Kind.Traits().Name: ops(runschedule.Kind.Traits().CreateOnly),
+		run.Kind.Traits().Name:         ops(run.Kind.Traits().CreateOnly),
 	}
 }
 

@@ -10,40 +10,54 @@
 package pipeline
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/generator"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/naming"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
 
 // Kind is the Pipeline kind for the lifecycle engine.
-var Kind = lifecycle.Kind[*pipelinesv1beta1.Pipeline]{
-	Traits:  lifecycle.Traits{Name: "pipeline"},
-	New:     func() *pipelinesv1beta1.Pipeline { return &pipelinesv1beta1.Pipeline{} },
-	Version: Version,
-	ArtifactRef: func(p *pipelinesv1beta1.Pipeline) *pipelinesv1beta1.ArtifactRepositoryRef {
-		return p.Spec.ArtifactRepositoryRef
-	},
-	Params: params,
+var Kind lifecycle.Kind[*pipelinesv1beta1.Pipeline] = kind{}
+
+type kind struct{}
+
+func (kind) Traits() lifecycle.Traits {
+	return lifecycle.Traits{Name: "pipeline", UsesArtifacts: true}
 }
 
-// Version is the image's tag and a short hash over the image, env,
-// framework and the provider's compiler image digest: a new compiler
-// recompiles every pipeline of its framework.
-func Version(p *pipelinesv1beta1.Pipeline, provider *pipelinesv1beta1.Provider) (string, error) {
+func (kind) New() *pipelinesv1beta1.Pipeline { return &pipelinesv1beta1.Pipeline{} }
+
+func (kind) Inputs(p *pipelinesv1beta1.Pipeline) lifecycle.Inputs {
+	return lifecycle.Inputs{Spec: p.Spec, ArtifactRepository: p.Spec.ArtifactRepositoryRef}
+}
+
+// Prepare is the Pipeline's version and what it compiles, with the
+// provider's compiler for its framework (looked up once for both).
+func (kind) Prepare(p *pipelinesv1beta1.Pipeline, provider *pipelinesv1beta1.Provider) (lifecycle.Prepared, error) {
 	compiler, err := compilerImage(p, provider)
 	if err != nil {
-		return "", err
+		return lifecycle.Prepared{}, err
 	}
+	version, err := version(p, compiler)
+	if err != nil {
+		return lifecycle.Prepared{}, err
+	}
+	return lifecycle.Prepared{Version: version, Compile: &lifecycle.Compile{CompilerImage: compiler,
+		Config: contract.CompileConfig{ContractVersion: contract.Version, Name: p.Name, Namespace: p.Namespace, Image: p.Spec.Image,
+			Env: p.Spec.Env, Framework: p.Spec.Framework, BeamArgs: provider.Spec.DefaultBeamArgs}}}, nil
+}
+
+func (kind) Record(*pipelinesv1beta1.Pipeline, lifecycle.Outputs) {}
+
+// version is the image's tag and a short hash over the image, env,
+// framework and the provider's compiler image digest: a new compiler
+// recompiles every pipeline of its framework.
+func version(p *pipelinesv1beta1.Pipeline, compiler string) (string, error) {
 	hash, err := lifecycle.SpecHash(struct {
 		Image     string                             `json:"image"`
 		Env       []pipelinesv1beta1.NamedValue      `json:"env"`
@@ -82,28 +96,4 @@ func compilerImage(p *pipelinesv1beta1.Pipeline, provider *pipelinesv1beta1.Prov
 	}
 	return "", fmt.Errorf("spec.framework.name: provider %s/%s offers no framework %q (offers: %s)",
 		provider.Namespace, provider.Name, p.Spec.Framework.Name, strings.Join(offered, ", "))
-}
-
-func params(p *pipelinesv1beta1.Pipeline, provider *pipelinesv1beta1.Provider, op string, artifacts *lifecycle.ArtifactLocation) (tektonv1.Params, error) {
-	if op == lifecycle.OpDelete {
-		return nil, nil
-	}
-	compiler, err := compilerImage(p, provider)
-	if err != nil {
-		return nil, err
-	}
-	cfg := contract.CompileConfig{ContractVersion: contract.Version, Name: p.Name, Namespace: p.Namespace, Image: p.Spec.Image, Env: p.Spec.Env,
-		Framework: p.Spec.Framework, BeamArgs: provider.Spec.DefaultBeamArgs}
-	if artifacts != nil {
-		cfg.PipelineRoot = artifacts.Location
-	}
-	data, err := json.Marshal(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return tektonv1.Params{
-		generator.StringParam(taskdef.ParamPipelineConfig, contract.EncodeParam(data)),
-		generator.StringParam(taskdef.ParamCompilerImage, compiler),
-		generator.StringParam(taskdef.ParamPipelineImage, p.Spec.Image),
-	}, nil
 }

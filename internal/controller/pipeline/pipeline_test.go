@@ -20,10 +20,10 @@ func fixtures() (*pipelinesv1beta1.Pipeline, *pipelinesv1beta1.Provider) {
 
 func TestVersionIsTagPlusHashOfWhatCompiles(t *testing.T) {
 	p, prv := fixtures()
-	v, err := Version(p, prv)
+	v, err := versionOf(p, prv)
 	require.NoError(t, err)
 	assert.Regexp(t, `^0\.3\.1-[0-9a-f]{7}$`, v)
-	again, _ := Version(p, prv)
+	again, _ := versionOf(p, prv)
 	assert.Equal(t, v, again, "deterministic")
 
 	changes := map[string]func(*pipelinesv1beta1.Pipeline, *pipelinesv1beta1.Provider){
@@ -42,10 +42,10 @@ func TestVersionIsTagPlusHashOfWhatCompiles(t *testing.T) {
 	for name, change := range changes {
 		p, prv := fixtures()
 		prv.Status.Frameworks = append(prv.Status.Frameworks, pipelinesv1beta1.Framework{Name: "tfx2", Image: "example.com/tfx2:1"})
-		base, err := Version(p, prv)
+		base, err := versionOf(p, prv)
 		require.NoError(t, err)
 		change(p, prv)
-		changed, err := Version(p, prv)
+		changed, err := versionOf(p, prv)
 		require.NoError(t, err, name)
 		assert.NotEqual(t, base, changed, "%s changes the version", name)
 	}
@@ -60,6 +60,12 @@ func TestImageTag(t *testing.T) {
 func TestUnknownFramework(t *testing.T) {
 	p, prv := fixtures()
 	p.Spec.Framework.Name = "kfpsdk"
-	_, err := Version(p, prv)
+	_, err := versionOf(p, prv)
 	assert.ErrorContains(t, err, `offers no framework "kfpsdk" (offers: tfx)`)
+}
+
+// versionOf is the version Prepare gives p with provider.
+func versionOf(p *pipelinesv1beta1.Pipeline, provider *pipelinesv1beta1.Provider) (string, error) {
+	prepared, err := Kind.Prepare(p, provider)
+	return prepared.Version, err
 }

@@ -43,7 +43,7 @@ const (
 // until the test ends.
 func startOperator(t *testing.T, workflowNamespace string) {
 	t.Helper()
-	cp.RunOperator(t, operator.Config{WorkflowNamespace: workflowNamespace})
+	cp.RunOperator(t, func(c *operator.Config) { c.WorkflowNamespace = workflowNamespace })
 }
 
 func namespace(t *testing.T) string {

@@ -16,17 +16,36 @@ import (
 )
 
 // Kind is the Run kind for the lifecycle engine.
-var Kind = lifecycle.Kind[*pipelinesv1beta1.Run]{
-	Traits: lifecycle.Traits{Name: "run", CreateOnly: true, CancelOnDelete: true},
-	New:    func() *pipelinesv1beta1.Run { return &pipelinesv1beta1.Run{} },
-	Version: func(r *pipelinesv1beta1.Run, _ *pipelinesv1beta1.Provider) (string, error) {
-		return lifecycle.SpecHash(r.Spec)
-	},
-	ArtifactRef: func(r *pipelinesv1beta1.Run) *pipelinesv1beta1.ArtifactRepositoryRef {
-		return r.Spec.ArtifactRepositoryRef
-	},
-	Pipeline:              func(r *pipelinesv1beta1.Run) pipelinesv1beta1.PipelineReference { return r.Spec.Pipeline },
-	RecordPipelineVersion: func(r *pipelinesv1beta1.Run, v string) { r.Status.ObservedPipelineVersion = v },
-	Parameters:            func(r *pipelinesv1beta1.Run) []pipelinesv1beta1.RuntimeParameter { return r.Spec.Parameters },
-	RecordDependencies:    func(r *pipelinesv1beta1.Run, deps pipelinesv1beta1.Dependencies) { r.Status.Dependencies = deps },
+var Kind lifecycle.Kind[*pipelinesv1beta1.Run] = kind{}
+
+type kind struct{}
+
+func (kind) Traits() lifecycle.Traits {
+	return lifecycle.Traits{Name: "run", CreateOnly: true, CancelOnDelete: true,
+		RunsPipeline: true, ResolvesParameters: true, UsesArtifacts: true}
+}
+
+func (kind) New() *pipelinesv1beta1.Run { return &pipelinesv1beta1.Run{} }
+
+func (kind) Inputs(r *pipelinesv1beta1.Run) lifecycle.Inputs {
+	return lifecycle.Inputs{Spec: r.Spec, Pipeline: r.Spec.Pipeline, Parameters: r.Spec.Parameters,
+		ArtifactRepository: r.Spec.ArtifactRepositoryRef}
+}
+
+// Prepare versions the Run by its spec.
+func (kind) Prepare(r *pipelinesv1beta1.Run, _ *pipelinesv1beta1.Provider) (lifecycle.Prepared, error) {
+	v, err := lifecycle.SpecHash(r.Spec)
+	return lifecycle.Prepared{Version: v}, err
+}
+
+// Record keeps the pipeline version the Run's create ran with
+// (status.observedPipelineVersion) and the upstream runs its parameters
+// were resolved from (status.dependencies).
+func (kind) Record(r *pipelinesv1beta1.Run, out lifecycle.Outputs) {
+	if out.PipelineVersion != "" {
+		r.Status.ObservedPipelineVersion = out.PipelineVersion
+	}
+	if out.Dependencies != nil {
+		r.Status.Dependencies = *out.Dependencies
+	}
 }

@@ -22,18 +22,27 @@ import (
 )
 
 // Kind is the RunSchedule kind for the lifecycle engine; its version hashes its spec.
-var Kind = lifecycle.Kind[*pipelinesv1beta1.RunSchedule]{
-	Traits: lifecycle.Traits{Name: "runschedule"},
-	New:    func() *pipelinesv1beta1.RunSchedule { return &pipelinesv1beta1.RunSchedule{} },
-	Version: func(rs *pipelinesv1beta1.RunSchedule, _ *pipelinesv1beta1.Provider) (string, error) {
-		// A schedule no backend can run is refused before one sees it (InvalidSpec, no PipelineRun).
-		if err := cronspec.Validate(rs.Spec.Schedule.CronExpression); err != nil {
-			return "", fmt.Errorf("spec.schedule.cronExpression: %w", err)
-		}
-		return lifecycle.SpecHash(rs.Spec)
-	},
-	ArtifactRef: func(rs *pipelinesv1beta1.RunSchedule) *pipelinesv1beta1.ArtifactRepositoryRef {
-		return rs.Spec.ArtifactRepositoryRef
-	},
-	Pipeline: func(rs *pipelinesv1beta1.RunSchedule) pipelinesv1beta1.PipelineReference { return rs.Spec.Pipeline },
+var Kind lifecycle.Kind[*pipelinesv1beta1.RunSchedule] = kind{}
+
+type kind struct{}
+
+func (kind) Traits() lifecycle.Traits {
+	return lifecycle.Traits{Name: "runschedule", RunsPipeline: true, UsesArtifacts: true}
 }
+
+func (kind) New() *pipelinesv1beta1.RunSchedule { return &pipelinesv1beta1.RunSchedule{} }
+
+func (kind) Inputs(rs *pipelinesv1beta1.RunSchedule) lifecycle.Inputs {
+	return lifecycle.Inputs{Spec: rs.Spec, Pipeline: rs.Spec.Pipeline, ArtifactRepository: rs.Spec.ArtifactRepositoryRef}
+}
+
+func (kind) Prepare(rs *pipelinesv1beta1.RunSchedule, _ *pipelinesv1beta1.Provider) (lifecycle.Prepared, error) {
+	// A schedule no backend can run is refused before one sees it (InvalidSpec, no PipelineRun).
+	if err := cronspec.Validate(rs.Spec.Schedule.CronExpression); err != nil {
+		return lifecycle.Prepared{}, fmt.Errorf("spec.schedule.cronExpression: %w", err)
+	}
+	v, err := lifecycle.SpecHash(rs.Spec)
+	return lifecycle.Prepared{Version: v}, err
+}
+
+func (kind) Record(*pipelinesv1beta1.RunSchedule, lifecycle.Outputs) {}
