@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -21,8 +23,8 @@ import (
 // (internal/testfixtures/kfpexecutor/pvc.yaml): the create and delete
 // tasks run as the chart's kfp-pvc-manager and no other task does, the
 // claim is named after the run with the suffix, the consuming task has it
-// mounted at /data (its result is that line of its mountinfo), and the
-// claim is gone after the run.
+// mounted at /data (its result is that line of its mountinfo), the delete
+// task deletes the claim, which goes with the run's pods.
 func TestAPVCThePipelineCreatesIsMountedAndDeleted(t *testing.T) {
 	ns := namespace(t, "e2e-kfpv2-pvc")
 	tektonProvider(t, ns)
@@ -63,12 +65,23 @@ func TestAPVCThePipelineCreatesIsMountedAndDeleted(t *testing.T) {
 	}
 	assert.Equal(t, map[string]string{"createpvc": "kfp-pvc-manager", "look": "kfp-pipeline-runner", "deletepvc": "kfp-pvc-manager"}, accounts)
 
-	waitFor(t, 2*time.Minute, "claim "+claim+" deleted", func() (bool, string) {
+	// The delete task asks for the claim's deletion; Kubernetes keeps it
+	// (pvc-protection) while a pod that mounted it exists, finished or
+	// not: as in KFP, it goes with the run's pods.
+	waitFor(t, 2*time.Minute, "claim "+claim+" being deleted", func() (bool, string) {
 		var pvc corev1.PersistentVolumeClaim
 		err := cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: claim}, &pvc)
-		if apierrors.IsNotFound(err) {
+		if apierrors.IsNotFound(err) || pvc.DeletionTimestamp != nil {
 			return true, ""
 		}
-		return false, "still there: " + pvc.Labels["pipelines.kubeflow.org/pvc-owner"]
+		return false, "not deleted: " + pvc.Labels["pipelines.kubeflow.org/pvc-owner"]
+	})
+	run := strings.TrimSuffix(claim, "-scratch")
+	require.NoError(t, client.IgnoreNotFound(cl.Delete(context.Background(),
+		&tektonv1.PipelineRun{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: run}}, client.PropagationPolicy(metav1.DeletePropagationBackground))))
+	waitFor(t, 3*time.Minute, "claim "+claim+" gone with the run's pods", func() (bool, string) {
+		var pvc corev1.PersistentVolumeClaim
+		err := cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: claim}, &pvc)
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	})
 }
