@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/runcompletion"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
 )
@@ -124,7 +123,7 @@ func (r *Reconciler) recordForRunConfiguration(ctx context.Context, pr *tektonv1
 	if err != nil || kind == "" {
 		return err
 	}
-	provider := lifecycle.ProviderKey(rc.Spec.Run.Provider, rc.Namespace)
+	provider := pipelinesv1beta1.ProviderKey(rc.Spec.Run.Provider, rc.Namespace)
 	ns, err = r.workflowNamespaceOf(ctx, provider)
 	if err != nil || ns == "" || pr.Namespace != ns {
 		return err
@@ -261,7 +260,7 @@ func (r *Reconciler) workflowNamespace(ctx context.Context, run *pipelinesv1beta
 	if !strings.Contains(run.Status.Provider.Name, "/") {
 		return "", nil
 	}
-	return r.workflowNamespaceOf(ctx, lifecycle.ProviderKey(pipelinesv1beta1.ProviderReference(run.Status.Provider.Name), run.Namespace))
+	return r.workflowNamespaceOf(ctx, pipelinesv1beta1.ProviderKey(pipelinesv1beta1.ProviderReference(run.Status.Provider.Name), run.Namespace))
 }
 
 // workflowNamespaceOf is where Provider key runs its workflows; empty when

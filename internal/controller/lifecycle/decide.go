@@ -95,7 +95,7 @@ func decideSync(o Observation) Decision {
 			claimed.Name, key))
 	case o.Provider == nil && o.ProviderKey.Namespace == o.Namespace:
 		return stalled(pipelinesv1beta1.ReasonProviderNotFound, fmt.Sprintf("provider %s does not exist", key))
-	case o.Provider == nil || !Admits(o.Provider, o.Namespace):
+	case o.Provider == nil || !o.Provider.Admits(o.Namespace):
 		// Another namespace's Provider: missing and not admitting read the
 		// same, so a namespace it does not serve learns nothing of it.
 		return stalled(pipelinesv1beta1.ReasonNamespaceNotAllowed, notAdmittedMessage(key, o.Namespace))
@@ -214,7 +214,7 @@ func decideDeletion(o Observation) Decision {
 			"cannot delete from the backend: provider %s does not exist. Restore it, or %s", key, skipHint))
 		d.Outcome = outcome.WaitFor(o.RetryAfter)
 		return d
-	case !Admits(o.Provider, o.Namespace):
+	case !o.Provider.Admits(o.Namespace):
 		return stalled(pipelinesv1beta1.ReasonNamespaceNotAllowed, fmt.Sprintf(
 			"cannot delete from the backend: provider %s does not admit namespace %s. Add it to the Provider's spec.allowedNamespaces, or %s",
 			key, o.Namespace, skipHint))

@@ -55,16 +55,16 @@ func FuzzProviderKey(f *testing.F) {
 		f.Add(s, "team-b")
 	}
 	f.Fuzz(func(t *testing.T, ref, namespace string) {
-		key := ProviderKey(pipelinesv1beta1.ProviderReference(ref), namespace)
+		key := pipelinesv1beta1.ProviderKey(pipelinesv1beta1.ProviderReference(ref), namespace)
 		if ns, name, ok := strings.Cut(ref, "/"); ok {
 			if key != (types.NamespacedName{Namespace: ns, Name: name}) {
-				t.Fatalf("ProviderKey(%q) = %v", ref, key)
+				t.Fatalf("pipelinesv1beta1.ProviderKey(%q) = %v", ref, key)
 			}
 		} else if key != (types.NamespacedName{Namespace: namespace, Name: ref}) {
-			t.Fatalf("ProviderKey(%q, %q) = %v", ref, namespace, key)
+			t.Fatalf("pipelinesv1beta1.ProviderKey(%q, %q) = %v", ref, namespace, key)
 		}
 		if !strings.Contains(namespace, "/") {
-			if back := ProviderKey(pipelinesv1beta1.ProviderReference(key.String()), "elsewhere"); back != key {
+			if back := pipelinesv1beta1.ProviderKey(pipelinesv1beta1.ProviderReference(key.String()), "elsewhere"); back != key {
 				t.Fatalf("status name %q of %v reads back as %v", key.String(), key, back)
 			}
 		}

@@ -73,7 +73,7 @@ func (r *Reconciler[T]) observe(ctx context.Context, obj T) (Observation, error)
 		Deleting:            !obj.GetDeletionTimestamp().IsZero(),
 		SkipBackendDeletion: obj.GetAnnotations()[AnnotationSkipBackendDeletion] == "true",
 		Status:              *obj.CommonStatus().DeepCopy(),
-		ProviderKey:         ProviderKey(obj.ProviderReference(), obj.GetNamespace()),
+		ProviderKey:         pipelinesv1beta1.ProviderKey(obj.ProviderReference(), obj.GetNamespace()),
 		HelperConfigured:    r.HelperImage != "",
 		Backoff:             r.Backoff,
 		RetryAfter:          r.RetryAfter,
@@ -81,7 +81,7 @@ func (r *Reconciler[T]) observe(ctx context.Context, obj T) (Observation, error)
 	if o.Deleting && o.Status.Provider.Name != "" {
 		// Runs are looked for in that Provider's namespace only; a run found
 		// there is trusted, as only its own team can write there.
-		o.ProviderKey = ProviderKey(pipelinesv1beta1.ProviderReference(o.Status.Provider.Name), obj.GetNamespace())
+		o.ProviderKey = pipelinesv1beta1.ProviderKey(pipelinesv1beta1.ProviderReference(o.Status.Provider.Name), obj.GetNamespace())
 	}
 	o.WorkflowNamespace = r.workflowNamespace(o.ProviderKey.Namespace)
 	if o.Deleting {
@@ -181,7 +181,7 @@ func (r *Reconciler[T]) observePipeline(ctx context.Context, obj T) (*PipelineVi
 	// run in its provider's namespace, never from its status, which anyone
 	// with status access could point at another team's pipeline.
 	if p.Status.Provider.Name != "" {
-		key := ProviderKey(pipelinesv1beta1.ProviderReference(p.Status.Provider.Name), p.Namespace)
+		key := pipelinesv1beta1.ProviderKey(pipelinesv1beta1.ProviderReference(p.Status.Provider.Name), p.Namespace)
 		runs, err := r.runsOf(ctx, p, r.workflowNamespace(key.Namespace))
 		if err != nil {
 			return nil, err

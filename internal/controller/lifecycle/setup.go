@@ -39,7 +39,7 @@ func IndexRunOwners(ctx context.Context, mgr ctrl.Manager) error {
 func (r *Reconciler[T]) SetupWithManager(ctx context.Context, mgr ctrl.Manager, list func() client.ObjectList, opts controller.Options) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, r.Kind.New(), IndexProvider, func(obj client.Object) []string {
 		s := obj.(Subject)
-		return []string{ProviderKey(s.ProviderReference(), s.GetNamespace()).String()}
+		return []string{pipelinesv1beta1.ProviderKey(s.ProviderReference(), s.GetNamespace()).String()}
 	}); err != nil {
 		return err
 	}

@@ -57,7 +57,7 @@ func providerOf(obj client.Object) (types.NamespacedName, bool) {
 	if !ok {
 		return types.NamespacedName{}, false
 	}
-	return lifecycle.ProviderKey(r.ProviderReference(), r.GetNamespace()), true
+	return pipelinesv1beta1.ProviderKey(r.ProviderReference(), r.GetNamespace()), true
 }
 
 // usage is how many resources of one kind reference a Provider, and the

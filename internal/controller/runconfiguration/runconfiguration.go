@@ -161,7 +161,7 @@ func (r *Reconciler) synchronize(ctx context.Context, rc *pipelinesv1beta1.RunCo
 		return outcome.Retry(err), err
 	}
 	rc.Status.Version = version + "-" + runSpecVersion
-	rc.Status.Provider.Name = lifecycle.ProviderKey(rc.Spec.Run.Provider, rc.Namespace).String()
+	rc.Status.Provider.Name = pipelinesv1beta1.ProviderKey(rc.Spec.Run.Provider, rc.Namespace).String()
 	report, final := aggregate(children(schedules, runs), pendingState(rc),
 		fmt.Sprintf("%d RunSchedules for pipeline %s", len(schedules), pinned))
 	setReport(rc, report, final)
