@@ -84,7 +84,7 @@ func (r *Reconciler[T]) apply(ctx context.Context, obj T, o Observation, d Decis
 // startRun prepares and creates the run a.
 func (r *Reconciler[T]) startRun(ctx context.Context, obj T, o Observation, a Action) error {
 	var artifacts *ArtifactLocation
-	if r.Kind.ArtifactRef != nil && a.Op != OpDelete { // deleting needs no artifacts, and must not wait on them
+	if r.Kind.ArtifactRef != nil && a.Op != contract.OperationDelete { // deleting needs no artifacts, and must not wait on them
 		var err error
 		if artifacts, err = resolveArtifacts(ctx, r.configMaps(), obj.GetNamespace(), o.WorkflowNamespace, r.Kind.ArtifactRef(obj), o.Provider); err != nil {
 			return err
@@ -93,12 +93,12 @@ func (r *Reconciler[T]) startRun(ctx context.Context, obj T, o Observation, a Ac
 	var extra tektonv1.Params
 	if r.Kind.Params != nil {
 		var err error
-		if extra, err = r.Kind.Params(obj, o.Provider, a.Op, artifacts); err != nil {
+		if extra, err = r.Kind.Params(obj, o.Provider, string(a.Op), artifacts); err != nil {
 			return &specError{err}
 		}
 	}
 	var compile *compileRun
-	if op, _ := taskdef.Find(r.Kind.Name, a.Op); op.Compiles {
+	if op, _ := taskdef.Find(contract.Kind(r.Kind.Name), a.Op); op.Compiles {
 		compile = compileSettings(o.Provider, r.CompileVolume)
 	}
 	pr, err := buildRun(ctx, runRequest{obj: obj, kind: r.Kind.Name, provider: o.Provider, op: a.Op, version: a.Version,
@@ -133,8 +133,8 @@ func (r *Reconciler[T]) startRun(ctx context.Context, obj T, o Observation, a Ac
 // resolvedParameters are the parameters a create or update runs with when
 // any was resolved from valueFrom; nil otherwise (the spec's values are
 // all, and sending them twice would double the resource's size).
-func resolvedParameters(o Observation, op string) *[]contract.Parameter {
-	if o.Resolved == nil || op == OpDelete || !o.Resolved.UsesValueFrom {
+func resolvedParameters(o Observation, op contract.Operation) *[]contract.Parameter {
+	if o.Resolved == nil || op == contract.OperationDelete || !o.Resolved.UsesValueFrom {
 		return nil
 	}
 	params := o.Resolved.Parameters
@@ -148,7 +148,7 @@ func resolvedParameters(o Observation, op string) *[]contract.Parameter {
 // update resolved its parameters from, and says which optional ones it
 // left out.
 func (r *Reconciler[T]) recordDependencies(obj T, o Observation, a Action) {
-	if o.Resolved == nil || a.Op == OpDelete {
+	if o.Resolved == nil || a.Op == contract.OperationDelete {
 		return
 	}
 	if r.Kind.RecordDependencies != nil {
@@ -161,8 +161,8 @@ func (r *Reconciler[T]) recordDependencies(obj T, o Observation, a Action) {
 
 // pipelineRef is the pipeline a create or update runs, nil for deletes and
 // kinds that run none.
-func pipelineRef(o Observation, op string) *contract.PipelineRef {
-	if o.Pipeline == nil || op == OpDelete {
+func pipelineRef(o Observation, op contract.Operation) *contract.PipelineRef {
+	if o.Pipeline == nil || op == contract.OperationDelete {
 		return nil
 	}
 	return &contract.PipelineRef{Name: o.Pipeline.Name, Version: o.Pipeline.Version, ID: o.Pipeline.ID}
@@ -176,7 +176,7 @@ func (r *Reconciler[T]) madeFor(ctx context.Context, obj Subject, pr *tektonv1.P
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(pr), existing); err != nil {
 		return false, fmt.Errorf("reading PipelineRun %s/%s whose name is taken: %w", pr.Namespace, pr.Name, err)
 	}
-	return existing.Labels[LabelOwnerUID] == string(obj.GetUID()), nil
+	return existing.Labels[contract.LabelOwnerUID] == string(obj.GetUID()), nil
 }
 
 // cancel asks Tekton to stop a running PipelineRun (once; gone is fine).
@@ -203,7 +203,7 @@ func (r *Reconciler[T]) release(ctx context.Context, obj T, o Observation, messa
 	for _, run := range unneeded(o.Runs) {
 		r.deleteRun(ctx, run)
 	}
-	if err := status.RemoveFinalizer(ctx, r.Client, obj, Finalizer); err != nil {
+	if err := status.RemoveFinalizer(ctx, r.Client, obj, pipelinesv1beta1.FinalizerBackend); err != nil {
 		return err
 	}
 	if err := r.deleteRuns(ctx, obj, o.WorkflowNamespace); err != nil {

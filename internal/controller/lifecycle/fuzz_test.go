@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/scheme"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
@@ -104,8 +105,8 @@ func FuzzObservePipeline(f *testing.F) {
 	p.Status.Provider = pipelinesv1beta1.ProviderAndID{Name: "team/kfp", ID: "forged-id"}
 	recorded := &tektonv1.PipelineRun{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "pipeline-penguin-create", Labels: map[string]string{
-			LabelOwnerUID: "pipeline-uid", LabelOperation: OpCreate, LabelVersion: "v6"},
-			Annotations: map[string]string{AnnotationProvider: "team/kfp"}},
+			contract.LabelOwnerUID: "pipeline-uid", contract.LabelOperation: contract.OperationCreate, contract.LabelVersion: "v6"},
+			Annotations: map[string]string{contract.AnnotationProvider: "team/kfp"}},
 		Status: tektonv1.PipelineRunStatus{
 			Status: duckv1.Status{Conditions: duckv1.Conditions{{Type: apis.ConditionSucceeded, Status: corev1.ConditionTrue}}},
 			PipelineRunStatusFields: tektonv1.PipelineRunStatusFields{Results: []tektonv1.PipelineRunResult{
@@ -114,7 +115,7 @@ func FuzzObservePipeline(f *testing.F) {
 	}
 	r := &Reconciler[*pipelinesv1beta1.Run]{
 		Client: fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(p, recorded).
-			WithIndex(&tektonv1.PipelineRun{}, IndexOwnerUID, func(o client.Object) []string { return []string{o.GetLabels()[LabelOwnerUID]} }).
+			WithIndex(&tektonv1.PipelineRun{}, contract.IndexOwnerUID, func(o client.Object) []string { return []string{o.GetLabels()[contract.LabelOwnerUID]} }).
 			Build(),
 		Kind: Kind[*pipelinesv1beta1.Run]{
 			Pipeline: func(run *pipelinesv1beta1.Run) pipelinesv1beta1.PipelineReference { return run.Spec.Pipeline },

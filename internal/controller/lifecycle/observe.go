@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 // Observation is everything decide needs to know about one resource.
@@ -71,7 +72,7 @@ func (r *Reconciler[T]) observe(ctx context.Context, obj T) (Observation, error)
 		Now: r.now(), Traits: r.Kind.Traits, Subject: obj,
 		Namespace: obj.GetNamespace(), Generation: obj.GetGeneration(),
 		Deleting:            !obj.GetDeletionTimestamp().IsZero(),
-		SkipBackendDeletion: obj.GetAnnotations()[AnnotationSkipBackendDeletion] == "true",
+		SkipBackendDeletion: obj.GetAnnotations()[pipelinesv1beta1.AnnotationSkipBackendDeletion] == "true",
 		Status:              *obj.CommonStatus().DeepCopy(),
 		ProviderKey:         pipelinesv1beta1.ProviderKey(obj.ProviderReference(), obj.GetNamespace()),
 		HelperConfigured:    r.HelperImage != "",
@@ -135,12 +136,12 @@ func (r *Reconciler[T]) observe(ctx context.Context, obj T) (Observation, error)
 			continue // made for another Provider: not this one's record
 		}
 		if rec.Done && !rec.Succeeded {
-			newestFailure[[2]string{rec.Op, rec.VersionLabel}] = pr
+			newestFailure[[2]string{string(rec.Op), rec.VersionLabel}] = pr
 		}
 		o.Runs = append(o.Runs, rec)
 	}
 	for _, rec := range o.Runs {
-		if pr := newestFailure[[2]string{rec.Op, rec.VersionLabel}]; pr != nil && pr.Name == rec.Name {
+		if pr := newestFailure[[2]string{string(rec.Op), rec.VersionLabel}]; pr != nil && pr.Name == rec.Name {
 			rec.Failure = r.failureMessage(ctx, pr)
 		}
 	}
@@ -212,7 +213,7 @@ func (r *Reconciler[T]) observePipeline(ctx context.Context, obj T) (*PipelineVi
 func (r *Reconciler[T]) runsOf(ctx context.Context, obj Subject, namespace string) ([]*tektonv1.PipelineRun, error) {
 	list := &tektonv1.PipelineRunList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(namespace),
-		client.MatchingFields{IndexOwnerUID: string(obj.GetUID())}); err != nil {
+		client.MatchingFields{contract.IndexOwnerUID: string(obj.GetUID())}); err != nil {
 		return nil, fmt.Errorf("listing PipelineRuns of %s: %w", client.ObjectKeyFromObject(obj), err)
 	}
 	runs := make([]*tektonv1.PipelineRun, len(list.Items))

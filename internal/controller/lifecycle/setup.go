@@ -19,14 +19,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/predicates"
 )
 
 // IndexRunOwners indexes cached PipelineRuns by owner UID; call it once per
 // manager, before any lifecycle controller is set up.
 func IndexRunOwners(ctx context.Context, mgr ctrl.Manager) error {
-	return mgr.GetFieldIndexer().IndexField(ctx, &tektonv1.PipelineRun{}, IndexOwnerUID, func(obj client.Object) []string {
-		if uid := obj.GetLabels()[LabelOwnerUID]; uid != "" {
+	return mgr.GetFieldIndexer().IndexField(ctx, &tektonv1.PipelineRun{}, contract.IndexOwnerUID, func(obj client.Object) []string {
+		if uid := obj.GetLabels()[contract.LabelOwnerUID]; uid != "" {
 			return []string{uid}
 		}
 		return nil
@@ -37,7 +38,7 @@ func IndexRunOwners(ctx context.Context, mgr ctrl.Manager) error {
 // PipelineRuns it created (through the manager's label-filtered cache), and
 // the Providers its resources reference.
 func (r *Reconciler[T]) SetupWithManager(ctx context.Context, mgr ctrl.Manager, list func() client.ObjectList, opts controller.Options) error {
-	if err := mgr.GetFieldIndexer().IndexField(ctx, r.Kind.New(), IndexProvider, func(obj client.Object) []string {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, r.Kind.New(), contract.IndexProvider, func(obj client.Object) []string {
 		s := obj.(Subject)
 		return []string{pipelinesv1beta1.ProviderKey(s.ProviderReference(), s.GetNamespace()).String()}
 	}); err != nil {
@@ -47,21 +48,21 @@ func (r *Reconciler[T]) SetupWithManager(ctx context.Context, mgr ctrl.Manager, 
 		For(r.Kind.New(), builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicates.BeingDeleted))).
 		Watches(&tektonv1.PipelineRun{}, newRunEvents(r.ownerOf)).
-		Watches(&pipelinesv1beta1.Provider{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(list, IndexProvider)),
+		Watches(&pipelinesv1beta1.Provider{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(list, contract.IndexProvider)),
 			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 				return !onlyUsersChanged(e.ObjectOld.(*pipelinesv1beta1.Provider), e.ObjectNew.(*pipelinesv1beta1.Provider))
 			}}))
 	if r.Kind.Pipeline != nil {
-		if err := mgr.GetFieldIndexer().IndexField(ctx, r.Kind.New(), IndexPipeline, func(obj client.Object) []string {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, r.Kind.New(), contract.IndexPipeline, func(obj client.Object) []string {
 			name, _, _ := strings.Cut(string(r.Kind.Pipeline(obj.(T))), ":")
 			return []string{obj.GetNamespace() + "/" + name}
 		}); err != nil {
 			return err
 		}
-		b = b.Watches(&pipelinesv1beta1.Pipeline{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(list, IndexPipeline)))
+		b = b.Watches(&pipelinesv1beta1.Pipeline{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(list, contract.IndexPipeline)))
 	}
 	if r.Kind.Parameters != nil {
-		if err := mgr.GetFieldIndexer().IndexField(ctx, r.Kind.New(), IndexDependency, func(obj client.Object) []string {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, r.Kind.New(), contract.IndexDependency, func(obj client.Object) []string {
 			var keys []string
 			for _, name := range DependencyNames(r.Kind.Parameters(obj.(T))) {
 				keys = append(keys, obj.GetNamespace()+"/"+name)
@@ -71,7 +72,7 @@ func (r *Reconciler[T]) SetupWithManager(ctx context.Context, mgr ctrl.Manager, 
 			return err
 		}
 		// Only a new latest succeeded run can resolve what a run waits for.
-		b = b.Watches(&pipelinesv1beta1.RunConfiguration{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(list, IndexDependency)),
+		b = b.Watches(&pipelinesv1beta1.RunConfiguration{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(list, contract.IndexDependency)),
 			builder.WithPredicates(LatestRunsChanged))
 	}
 	if r.Limiter != nil {
@@ -98,10 +99,10 @@ func (r *Reconciler[T]) usersOf(list func() client.ObjectList, index string) han
 }
 
 func (r *Reconciler[T]) ownerOf(_ context.Context, pr client.Object) []reconcile.Request {
-	if pr.GetLabels()[LabelOwnerKind] != r.Kind.Name {
+	if pr.GetLabels()[contract.LabelOwnerKind] != r.Kind.Name {
 		return nil
 	}
-	ns, name, ok := strings.Cut(pr.GetAnnotations()[AnnotationOwner], "/")
+	ns, name, ok := strings.Cut(pr.GetAnnotations()[contract.AnnotationOwner], "/")
 	if !ok {
 		return nil
 	}

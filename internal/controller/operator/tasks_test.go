@@ -6,8 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/experiment"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/pipeline"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/run"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/runschedule"
@@ -21,9 +21,9 @@ import (
 func operationsRun() map[string][]string {
 	ops := func(createOnly bool) []string {
 		if createOnly {
-			return []string{lifecycle.OpCreate, lifecycle.OpDelete}
+			return []string{contract.OperationCreate, contract.OperationDelete}
 		}
-		return []string{lifecycle.OpCreate, lifecycle.OpUpdate, lifecycle.OpDelete}
+		return []string{contract.OperationCreate, contract.OperationUpdate, contract.OperationDelete}
 	}
 	return map[string][]string{
 		pipeline.Kind.Name:    ops(pipeline.Kind.CreateOnly),

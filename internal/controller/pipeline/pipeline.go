@@ -85,7 +85,7 @@ func compilerImage(p *pipelinesv1beta1.Pipeline, provider *pipelinesv1beta1.Prov
 }
 
 func params(p *pipelinesv1beta1.Pipeline, provider *pipelinesv1beta1.Provider, op string, artifacts *lifecycle.ArtifactLocation) (tektonv1.Params, error) {
-	if op == lifecycle.OpDelete {
+	if contract.Operation(op) == contract.OperationDelete {
 		return nil, nil
 	}
 	compiler, err := compilerImage(p, provider)

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/operator"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/provider"
 	tektonmeta "github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
@@ -87,7 +88,7 @@ func sharedTasks(t *testing.T, ns string) []tektonv1.Task {
 	t.Helper()
 	list := &tektonv1.TaskList{}
 	require.NoError(t, cp.Client.List(context.Background(), list, client.InNamespace(ns),
-		client.MatchingLabels{taskdef.LabelManagedBy: taskdef.ManagedBy}))
+		client.MatchingLabels{contract.LabelManagedBy: contract.ManagedByOperator}))
 	return list.Items
 }
 

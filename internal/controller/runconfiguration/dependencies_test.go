@@ -19,7 +19,6 @@ import (
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/runconfiguration"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/fixture"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
@@ -41,7 +40,7 @@ func succeeded(t *testing.T, rc *pipelinesv1beta1.RunConfiguration, id, location
 func syncedPipeline(t *testing.T, f *fixture.Fixture) {
 	p := fixture.NewPipeline(f.NS, "penguin")
 	require.NoError(t, cp.Client.Create(ctx, p))
-	f.Finish(t, f.EventuallyRun(t, p, 1, lifecycle.OpCreate), true, "pipeline-1", "", "")
+	f.Finish(t, f.EventuallyRun(t, p, 1, contract.OperationCreate), true, "pipeline-1", "", "")
 	f.Eventually(t, p, fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(p))
 }
 
@@ -96,7 +95,7 @@ func TestUpstreamSuccessTriggersOneRunEach(t *testing.T) {
 	assert.Len(t, runs, 2, "one Run per upstream run")
 
 	for i := range runs {
-		create := f.EventuallyRun(t, &runs[i], 1, lifecycle.OpCreate)
+		create := f.EventuallyRun(t, &runs[i], 1, contract.OperationCreate)
 		assert.Equal(t, &contract.TriggerIndicator{Type: "runConfiguration", Source: "examples", SourceNamespace: f.NS}, triggerOf(t, create),
 			"kfp-operator's indicator: the upstream RunConfiguration")
 		f.Finish(t, create, true, "run-of-"+runs[i].Name, "", "")
@@ -124,7 +123,7 @@ func TestValueFromWaitsForThenResolvesTheUpstreamArtifact(t *testing.T) {
 	assert.Empty(t, f.RunsOf(t, run), "nothing started while a required artifact is missing")
 
 	succeeded(t, upstream, "run-9", "file:///kfp/artifacts/run-9/generate/examples")
-	pr := f.EventuallyRun(t, run, 1, lifecycle.OpCreate)
+	pr := f.EventuallyRun(t, run, 1, contract.OperationCreate)
 	data, err := contract.DecodeParam(fixture.Params(pr)[taskdef.ParamResource])
 	require.NoError(t, err)
 	var res contract.Resource
@@ -140,7 +139,7 @@ func TestValueFromWaitsForThenResolvesTheUpstreamArtifact(t *testing.T) {
 	plain := &pipelinesv1beta1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "plain"},
 		Spec: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "penguin", Parameters: []pipelinesv1beta1.RuntimeParameter{{Name: "epochs", Value: "3"}}}}
 	require.NoError(t, cp.Client.Create(ctx, plain))
-	data, err = contract.DecodeParam(fixture.Params(f.EventuallyRun(t, plain, 1, lifecycle.OpCreate))[taskdef.ParamResource])
+	data, err = contract.DecodeParam(fixture.Params(f.EventuallyRun(t, plain, 1, contract.OperationCreate))[taskdef.ParamResource])
 	require.NoError(t, err)
 	var plainRes contract.Resource
 	require.NoError(t, json.Unmarshal(data, &plainRes))

@@ -19,7 +19,6 @@ import (
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/runconfiguration"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/fixture"
@@ -65,7 +64,7 @@ func TestRunConfigurationSchedulesAndTriggers(t *testing.T) {
 	f := fixture.Setup(t, cp)
 	p := fixture.NewPipeline(f.NS, "penguin")
 	require.NoError(t, cp.Client.Create(ctx, p))
-	f.Finish(t, f.EventuallyRun(t, p, 1, lifecycle.OpCreate), true, "pipeline-1", "", "")
+	f.Finish(t, f.EventuallyRun(t, p, 1, contract.OperationCreate), true, "pipeline-1", "", "")
 	f.Eventually(t, p, fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(p))
 	v1 := p.Status.Version
 
@@ -88,7 +87,7 @@ func TestRunConfigurationSchedulesAndTriggers(t *testing.T) {
 	schedules := ownedSchedules(t, rc)
 	require.Len(t, schedules, 2)
 	for _, rs := range schedules {
-		create := f.EventuallyRun(t, &rs, 1, lifecycle.OpCreate)
+		create := f.EventuallyRun(t, &rs, 1, contract.OperationCreate)
 		assert.Equal(t, &contract.TriggerIndicator{Type: "schedule", Source: rs.Name, SourceNamespace: f.NS}, triggerOf(t, create),
 			"kfp-operator's indicator: the RunSchedule itself")
 		f.Finish(t, create, true, "schedule-"+rs.Name, "", "")
@@ -98,7 +97,7 @@ func TestRunConfigurationSchedulesAndTriggers(t *testing.T) {
 		runconfiguration.TriggerRunSpec:  {Type: "onChangeRunSpec", Source: "training", SourceNamespace: f.NS},
 	} {
 		for _, r := range ownedRuns(t, rc, trigger) {
-			create := f.EventuallyRun(t, &r, 1, lifecycle.OpCreate)
+			create := f.EventuallyRun(t, &r, 1, contract.OperationCreate)
 			assert.Equal(t, &want, triggerOf(t, create), trigger)
 			f.Finish(t, create, true, "run-"+r.Name, "", "")
 		}
@@ -134,7 +133,7 @@ func TestRunConfigurationSchedulesAndTriggers(t *testing.T) {
 
 	// The pipeline gets a new version: one Run of it.
 	fixture.Update(t, f, p, func(p *pipelinesv1beta1.Pipeline) { p.Spec.Env[0].Value = "99" })
-	f.Finish(t, f.EventuallyRun(t, p, 2, lifecycle.OpUpdate), true, "pipeline-1", "", "")
+	f.Finish(t, f.EventuallyRun(t, p, 2, contract.OperationUpdate), true, "pipeline-1", "", "")
 	f.Eventually(t, p, func(c *assert.CollectT) { assert.NotEqual(c, v1, p.Status.Version) })
 	require.Eventually(t, func() bool { return len(ownedRuns(t, rc, runconfiguration.TriggerPipeline)) == 2 }, fixture.Wait, fixture.Tick)
 	for _, r := range ownedRuns(t, rc, runconfiguration.TriggerPipeline) {
@@ -150,7 +149,7 @@ func TestRunConfigurationSchedulesAndTriggers(t *testing.T) {
 
 	// The Runs and RunSchedules it made go to the backend like any other.
 	run := ownedRuns(t, rc, runconfiguration.TriggerPipeline)[0]
-	f.EventuallyRun(t, &run, 1, lifecycle.OpCreate)
+	f.EventuallyRun(t, &run, 1, contract.OperationCreate)
 }
 
 // A RunConfiguration whose RunSchedules are all refused is not Ready.
