@@ -172,7 +172,7 @@ func TestScheduledRunsQueueTheirEventsInTheirRunConfiguration(t *testing.T) {
 		for _, name := range []string{"nightly-29433120", "nightly-29433180"} {
 			var pr tektonv1.PipelineRun
 			assert.NoError(c, cp.Client.Get(ctx, client.ObjectKey{Namespace: f.NS, Name: name}, &pr))
-			assert.Equal(c, string(rc.UID), pr.Annotations[completion.AnnotationRecorded], name)
+			assert.Equal(c, string(rc.UID), pr.Annotations[contract.AnnotationCompletionRecorded], name)
 		}
 	}, fixture.Wait, fixture.Tick)
 }

@@ -54,8 +54,8 @@ func observation(change func(*Observation)) Observation {
 // (negative: still running).
 type runOpt func(*RunRecord)
 
-func run(ordinal int, op, version string, opts ...runOpt) *RunRecord {
-	r := &RunRecord{Namespace: "team-a", Name: "run-" + op + "-" + version + "-" + string(rune('0'+ordinal)),
+func run(ordinal int, op contract.Operation, version string, opts ...runOpt) *RunRecord {
+	r := &RunRecord{Namespace: "team-a", Name: "run-" + string(op) + "-" + version + "-" + string(rune('0'+ordinal)),
 		Op: op, VersionLabel: version, Ordinal: ordinal, Provider: "team-a/kfp"}
 	for _, opt := range opts {
 		opt(r)
@@ -76,7 +76,7 @@ func cancelled(r *RunRecord) { r.Cancelled = true }
 // want is the part of a Decision a row checks.
 type want struct {
 	action   ActionKind
-	op       string
+	op       contract.Operation
 	version  string
 	ordinal  int
 	attempt  int

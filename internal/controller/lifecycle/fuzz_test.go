@@ -105,7 +105,7 @@ func FuzzObservePipeline(f *testing.F) {
 	p.Status.Provider = pipelinesv1beta1.ProviderAndID{Name: "team/kfp", ID: "forged-id"}
 	recorded := &tektonv1.PipelineRun{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "pipeline-penguin-create", Labels: map[string]string{
-			contract.LabelOwnerUID: "pipeline-uid", contract.LabelOperation: contract.OperationCreate, contract.LabelVersion: "v6"},
+			contract.LabelOwnerUID: "pipeline-uid", contract.LabelOperation: string(contract.OperationCreate), contract.LabelVersion: "v6"},
 			Annotations: map[string]string{contract.AnnotationProvider: "team/kfp"}},
 		Status: tektonv1.PipelineRunStatus{
 			Status: duckv1.Status{Conditions: duckv1.Conditions{{Type: apis.ConditionSucceeded, Status: corev1.ConditionTrue}}},

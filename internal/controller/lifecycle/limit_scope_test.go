@@ -16,7 +16,7 @@ func TestOnlyRunsWhereTheProviderRunsCount(t *testing.T) {
 		return &tektonv1.PipelineRun{ObjectMeta: metav1.ObjectMeta{
 			Namespace:   namespace,
 			Name:        "run",
-			Labels:      map[string]string{contract.LabelManagedBy: contract.ManagedByOperator, contract.LabelOperation: contract.OperationCreate},
+			Labels:      map[string]string{contract.LabelManagedBy: contract.ManagedByOperator, contract.LabelOperation: string(contract.OperationCreate)},
 			Annotations: map[string]string{contract.AnnotationProvider: "team-a/kfp"},
 		}}
 	}

@@ -12,7 +12,7 @@ import (
 
 // pruneRun is run ordinal of op at version: "ok" succeeded, "failed",
 // "running".
-func pruneRun(ordinal int, op, version, state string) *RunRecord {
+func pruneRun(ordinal int, op contract.Operation, version, state string) *RunRecord {
 	return &RunRecord{Namespace: "team-a", Name: fmt.Sprintf("%s-%s-%d", op, version, ordinal), Op: op, VersionLabel: version,
 		Ordinal: ordinal, Done: state != "running", Succeeded: state == "ok"}
 }
@@ -26,7 +26,7 @@ func names(runs []*RunRecord) []string {
 }
 
 // failures are n failed runs of op at version, numbered from first.
-func failures(first, n int, op, version string) []*RunRecord {
+func failures(first, n int, op contract.Operation, version string) []*RunRecord {
 	var out []*RunRecord
 	for i := range n {
 		out = append(out, pruneRun(first+i, op, version, "failed"))

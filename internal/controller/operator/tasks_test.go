@@ -21,9 +21,9 @@ import (
 func operationsRun() map[string][]string {
 	ops := func(createOnly bool) []string {
 		if createOnly {
-			return []string{contract.OperationCreate, contract.OperationDelete}
+			return []string{string(contract.OperationCreate), string(contract.OperationDelete)}
 		}
-		return []string{contract.OperationCreate, contract.OperationUpdate, contract.OperationDelete}
+		return []string{string(contract.OperationCreate), string(contract.OperationUpdate), string(contract.OperationDelete)}
 	}
 	return map[string][]string{
 		pipeline.Kind.Name:    ops(pipeline.Kind.CreateOnly),
@@ -40,7 +40,7 @@ func TestEveryAppliedTaskIsUsedByAnOperation(t *testing.T) {
 	referenced := map[string]bool{}
 	for kind, ops := range operationsRun() {
 		for _, op := range ops {
-			operation, ok := taskdef.Find(kind, op)
+			operation, ok := taskdef.Find(contract.Kind(kind), contract.Operation(op))
 			require.True(t, ok, "no shared Task for %s %s", kind, op)
 			shape, err := pipelines.Get(operation.TaskName())
 			require.NoError(t, err)

@@ -25,7 +25,6 @@ import (
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/provider"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/registry"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
@@ -165,7 +164,7 @@ func serviceIn(c *assert.CollectT, ns string, p *pipelinesv1beta1.Provider) *app
 		return nil
 	}
 	for i := range l.Items {
-		if l.Items[i].Annotations[provider.AnnotationProvider] == p.Namespace+"/"+p.Name {
+		if l.Items[i].Annotations[contract.AnnotationProvider] == p.Namespace+"/"+p.Name {
 			return &l.Items[i]
 		}
 	}

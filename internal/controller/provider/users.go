@@ -27,7 +27,7 @@ type userKind struct {
 	kind, plural string
 	object       func() client.Object
 	list         func() client.ObjectList
-	// indexed: the manager's cache indexes the kind by lifecycle.IndexProvider
+	// indexed: the manager's cache indexes the kind by contract.IndexProvider
 	// (the lifecycle engine registers it); others are listed and filtered.
 	indexed bool
 }

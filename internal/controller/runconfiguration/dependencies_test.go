@@ -19,7 +19,6 @@ import (
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/runconfiguration"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/fixture"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
@@ -64,7 +63,7 @@ func TestUpstreamSuccessTriggersOneRunEach(t *testing.T) {
 		}}
 	require.NoError(t, cp.Client.Create(ctx, training))
 	f.Eventually(t, training, fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(training))
-	assert.Empty(t, ownedRuns(t, training, runconfiguration.TriggerRunConfiguration), "no upstream run yet")
+	assert.Empty(t, ownedRuns(t, training, pipelinesv1beta1.TriggerLabelRunConfiguration), "no upstream run yet")
 
 	// A latest run the operator did not record (a status write) fires nothing.
 	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(upstream), upstream))
@@ -75,14 +74,14 @@ func TestUpstreamSuccessTriggersOneRunEach(t *testing.T) {
 	fixture.Update(t, f, training, func(rc *pipelinesv1beta1.RunConfiguration) { rc.Labels = map[string]string{"woken": "1"} })
 	time.Sleep(2 * time.Second)
 	f.Eventually(t, training, func(c *assert.CollectT) { assert.Equal(c, training.Generation, training.Status.ObservedGeneration) })
-	assert.Empty(t, ownedRuns(t, training, runconfiguration.TriggerRunConfiguration), "a forged latest run fired a Run")
+	assert.Empty(t, ownedRuns(t, training, pipelinesv1beta1.TriggerLabelRunConfiguration), "a forged latest run fired a Run")
 	assert.Empty(t, training.Status.Triggers.RunConfigurations, "a forged latest run is recorded as fired")
 
 	succeeded(t, upstream, "run-1", "file:///a/run-1")
 	f.Eventually(t, training, func(c *assert.CollectT) {
 		assert.Equal(c, "run-1", training.Status.Triggers.RunConfigurations["examples"].ProviderID)
 	})
-	require.Len(t, ownedRuns(t, training, runconfiguration.TriggerRunConfiguration), 1)
+	require.Len(t, ownedRuns(t, training, pipelinesv1beta1.TriggerLabelRunConfiguration), 1)
 
 	// The operator stops; the upstream run changes; exactly one more Run after the restart.
 	f.StopOperator()
@@ -91,7 +90,7 @@ func TestUpstreamSuccessTriggersOneRunEach(t *testing.T) {
 	f.Eventually(t, training, func(c *assert.CollectT) {
 		assert.Equal(c, "run-2", training.Status.Triggers.RunConfigurations["examples"].ProviderID)
 	})
-	runs := ownedRuns(t, training, runconfiguration.TriggerRunConfiguration)
+	runs := ownedRuns(t, training, pipelinesv1beta1.TriggerLabelRunConfiguration)
 	assert.Len(t, runs, 2, "one Run per upstream run")
 
 	for i := range runs {
@@ -105,7 +104,7 @@ func TestUpstreamSuccessTriggersOneRunEach(t *testing.T) {
 		rc.Spec.Run.Parameters = []pipelinesv1beta1.RuntimeParameter{{Name: "a", Value: "1"}}
 	})
 	f.Eventually(t, training, func(c *assert.CollectT) { assert.Equal(c, training.Generation, training.Status.ObservedGeneration) })
-	assert.Len(t, ownedRuns(t, training, runconfiguration.TriggerRunConfiguration), 2)
+	assert.Len(t, ownedRuns(t, training, pipelinesv1beta1.TriggerLabelRunConfiguration), 2)
 }
 
 func TestValueFromWaitsForThenResolvesTheUpstreamArtifact(t *testing.T) {
@@ -160,5 +159,5 @@ func TestTriggerCyclesAreRefused(t *testing.T) {
 	succeeded(t, a, "run-1", "file:///x")
 	f.Eventually(t, b, fixture.ReadyMessageContains(b, "form a cycle (b ← a ← b"))
 	f.Eventually(t, a, fixture.ReadyMessageContains(a, "form a cycle (a ← b ← a"))
-	assert.Empty(t, ownedRuns(t, b, runconfiguration.TriggerRunConfiguration), "nothing fired")
+	assert.Empty(t, ownedRuns(t, b, pipelinesv1beta1.TriggerLabelRunConfiguration), "nothing fired")
 }
