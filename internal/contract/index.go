@@ -10,8 +10,9 @@ const (
 	// IndexOwnerUID indexes cached operation PipelineRuns by their owner's
 	// UID.
 	IndexOwnerUID = "pipelines.kubeflow.org/owner.uid"
-	// IndexPipeline indexes Runs, RunSchedules and RunConfigurations by
-	// "namespace/name" of the Pipeline they run.
+	// IndexPipeline indexes Runs and RunSchedules by "namespace/name" of
+	// the Pipeline they run, RunConfigurations by that Pipeline's name (in
+	// their own namespace).
 	IndexPipeline = "pipelines.kubeflow.org/pipeline"
 	// IndexDependency indexes Runs by "namespace/name" of each
 	// RunConfiguration a valueFrom parameter names.
