@@ -44,10 +44,10 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/operator"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/provider"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/runconfiguration"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/registry"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks"
@@ -390,7 +390,7 @@ func endRun(ctx context.Context, pr *tektonv1.PipelineRun, failure string) error
 		cond.Status, cond.Reason, cond.Message = corev1.ConditionFalse, "Failed", "Tasks Completed: 1 (Failed: 1)"
 	default:
 		pr.Status.Results = []tektonv1.PipelineRunResult{
-			{Name: taskdef.ResultProviderID, Value: *tektonv1.NewStructuredValues("id-" + pr.Labels[lifecycle.LabelOwnerName])},
+			{Name: taskdef.ResultProviderID, Value: *tektonv1.NewStructuredValues("id-" + pr.Labels[contract.LabelOwnerName])},
 			{Name: taskdef.ResultProviderError, Value: *tektonv1.NewStructuredValues("")},
 		}
 	}
@@ -530,7 +530,7 @@ func TestChartRBACIsEnoughForEveryLifecycle(t *testing.T) {
 	var failing atomic.Bool
 	failing.Store(true)
 	fakeTekton(t, ns, func(pr *tektonv1.PipelineRun) string {
-		if pr.Labels[lifecycle.LabelOwnerName] == "explained" && failing.Load() {
+		if pr.Labels[contract.LabelOwnerName] == "explained" && failing.Load() {
 			return "backend said no"
 		}
 		return ""
@@ -584,12 +584,12 @@ func TestChartRBACIsEnoughForEveryLifecycle(t *testing.T) {
 		t.Helper()
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			list := &pipelinesv1beta1.RunScheduleList{}
-			require.NoError(c, cp.Client.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{runconfiguration.LabelRunConfiguration: string(rc.UID)}))
+			require.NoError(c, cp.Client.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{pipelinesv1beta1.LabelOwnerRunConfiguration: string(rc.UID)}))
 			if assert.Len(c, list.Items, 1) {
 				assert.Equal(c, cron, list.Items[0].Spec.Schedule.CronExpression)
 			}
 			runs := &pipelinesv1beta1.RunList{}
-			require.NoError(c, cp.Client.List(ctx, runs, client.InNamespace(ns), client.MatchingLabels{runconfiguration.LabelRunConfiguration: string(rc.UID)}))
+			require.NoError(c, cp.Client.List(ctx, runs, client.InNamespace(ns), client.MatchingLabels{pipelinesv1beta1.LabelOwnerRunConfiguration: string(rc.UID)}))
 			assert.NotEmpty(c, runs.Items)
 		}, wait, tick)
 	}

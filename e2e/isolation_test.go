@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
 
@@ -74,11 +75,11 @@ spec:
 						definitionVolumeWrittenThroughFSGroup(t, ns, v.PersistentVolumeClaim.ClaimName)
 					}
 				}
-				assert.Empty(t, pod.Labels[taskdef.LabelCallsProvider], "%s: the provider service's NetworkPolicy does not admit it", pod.Name)
+				assert.Empty(t, pod.Labels[contract.LabelCallsProvider], "%s: the provider service's NetworkPolicy does not admit it", pod.Name)
 				continue
 			}
 			providerPods++
-			assert.Equal(t, "true", pod.Labels[taskdef.LabelCallsProvider], "%s: Tekton copied the Task's label that admits it to a provider service", pod.Name)
+			assert.Equal(t, "true", pod.Labels[contract.LabelCallsProvider], "%s: Tekton copied the Task's label that admits it to a provider service", pod.Name)
 			for _, c := range pod.Spec.Containers {
 				assert.False(t, tenant[c.Name], "%s runs tenant code %s beside the provider", pod.Name, c.Name)
 				if c.Name == "step-provider" {

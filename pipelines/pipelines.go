@@ -14,6 +14,7 @@ import (
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
 
@@ -46,7 +47,7 @@ func Get(name string) (*tektonv1.PipelineSpec, error) {
 // ForOperation is the one lookup of an operation: what it is (the shared
 // Task it runs, whether it calls the provider) and the shape its
 // PipelineRuns embed.
-func ForOperation(kind, operation string) (taskdef.Operation, *tektonv1.PipelineSpec, error) {
+func ForOperation(kind contract.Kind, operation contract.Operation) (taskdef.Operation, *tektonv1.PipelineSpec, error) {
 	op, ok := taskdef.Find(kind, operation)
 	if !ok {
 		return op, nil, fmt.Errorf("no %s operation for kind %s", operation, kind)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
 
@@ -74,7 +75,7 @@ func TestTasksFollowTheContract(t *testing.T) {
 	require.NoError(t, err)
 	for _, task := range all {
 		assert.Contains(t, string(readme), "`"+task.Name+"`", "tasks/README.md documents every Task")
-		assert.Equal(t, taskdef.ManagedBy, task.Labels[taskdef.LabelManagedBy])
+		assert.Equal(t, contract.ManagedByOperator, task.Labels[contract.LabelManagedBy])
 
 		sc := task.Spec.StepTemplate.SecurityContext
 		require.NotNil(t, sc, task.Name)

@@ -43,7 +43,7 @@ import (
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/bench/internal/measure"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/generator"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/scheme"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/registry"
@@ -162,7 +162,7 @@ func measureOperator(ctx context.Context, c, direct client.Client, operator *ope
 		return f, err
 	}
 	f.applied = time.Since(start)
-	managed := client.MatchingLabels{lifecycle.LabelOwnerKind: "pipeline"}
+	managed := client.MatchingLabels{contract.LabelOwnerKind: "pipeline"}
 	if err := waitFor(30*time.Minute, func() (bool, error) {
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(tektonv1.SchemeGroupVersion.WithKind("PipelineRunList"))

@@ -36,7 +36,7 @@ import (
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/bench/internal/measure"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 // latency is how long one of B's Experiments took from its apply.
@@ -157,7 +157,7 @@ func (b *bench) quietLatency(ctx context.Context, name string) (latency, error) 
 		if l.created == 0 {
 			runs := &tektonv1.PipelineRunList{}
 			if err := b.cache.List(ctx, runs, client.InNamespace(b.ns), client.UnsafeDisableDeepCopy,
-				client.MatchingLabels{lifecycle.LabelOwnerNamespace: b.quietNS, lifecycle.LabelOwnerName: name}); err != nil {
+				client.MatchingLabels{contract.LabelOwnerNamespace: b.quietNS, contract.LabelOwnerName: name}); err != nil {
 				return l, err
 			}
 			if len(runs.Items) > 0 {

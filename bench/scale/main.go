@@ -63,7 +63,7 @@ import (
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/bench/internal/measure"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/scheme"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
 )
@@ -338,7 +338,7 @@ func (b *bench) operationShape(ctx context.Context) (*tektonv1.PipelineRun, erro
 		return nil, fmt.Errorf("%w (Ready: %+v)", err, meta.FindStatusCondition(e.Status.Conditions, pipelinesv1beta1.ConditionReady))
 	}
 	runs := &tektonv1.PipelineRunList{}
-	if err := b.c.List(ctx, runs, client.InNamespace(b.ns), client.MatchingLabels{lifecycle.LabelOwnerName: "shape"}); err != nil {
+	if err := b.c.List(ctx, runs, client.InNamespace(b.ns), client.MatchingLabels{contract.LabelOwnerName: "shape"}); err != nil {
 		return nil, err
 	}
 	if len(runs.Items) != 1 {
@@ -453,7 +453,7 @@ func (b *bench) cleanUpNamespace(ns string) {
 	list := &pipelinesv1beta1.ExperimentList{}
 	if err := b.c.List(ctx, list, client.InNamespace(ns)); err == nil {
 		patch := client.RawPatch("application/merge-patch+json",
-			[]byte(`{"metadata":{"annotations":{"`+lifecycle.AnnotationSkipBackendDeletion+`":"true"}}}`))
+			[]byte(`{"metadata":{"annotations":{"`+pipelinesv1beta1.AnnotationSkipBackendDeletion+`":"true"}}}`))
 		_ = measure.Parallel(ctx, len(list.Items), workers, func(i int) error {
 			return client.IgnoreNotFound(b.c.Patch(ctx, &list.Items[i], patch))
 		})

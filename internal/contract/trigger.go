@@ -1,5 +1,9 @@
 package contract
 
+import (
+	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+)
+
 // TriggerIndicator says what started a run, as kfp-operator sends it to
 // provider services in run and runschedule bodies (its KFP service turns
 // it into run labels `trigger-type`, `trigger-source` and
@@ -24,19 +28,10 @@ const (
 	TriggerSchedule         = "schedule"
 )
 
-// Annotations a RunConfiguration puts on each Run it makes, naming what
-// fired it (annotations, not labels: a source's name may be longer than a
-// label value).
-const (
-	AnnotationTriggerType            = "pipelines.kubeflow.org/trigger-type"
-	AnnotationTriggerSource          = "pipelines.kubeflow.org/trigger-source"
-	AnnotationTriggerSourceNamespace = "pipelines.kubeflow.org/trigger-source-namespace"
-)
-
 // Annotations are t as a Run's annotations.
 func (t TriggerIndicator) Annotations() map[string]string {
-	return map[string]string{AnnotationTriggerType: t.Type, AnnotationTriggerSource: t.Source,
-		AnnotationTriggerSourceNamespace: t.SourceNamespace}
+	return map[string]string{pipelinesv1beta1.AnnotationTriggerType: t.Type, pipelinesv1beta1.AnnotationTriggerSource: t.Source,
+		pipelinesv1beta1.AnnotationTriggerSourceNamespace: t.SourceNamespace}
 }
 
 // TriggerOf is the trigger indicator of a resource of kind, named
@@ -52,7 +47,7 @@ func TriggerOf(kind, namespace, name string, annotations map[string]string) *Tri
 		// Annotations are the tenant's to write: whatever they say, a
 		// source is of the Run's own namespace (every trigger's is), so a
 		// Run cannot claim another team's RunConfiguration fired it.
-		t := &TriggerIndicator{Type: annotations[AnnotationTriggerType], Source: annotations[AnnotationTriggerSource]}
+		t := &TriggerIndicator{Type: annotations[pipelinesv1beta1.AnnotationTriggerType], Source: annotations[pipelinesv1beta1.AnnotationTriggerSource]}
 		if t.Type != "" || t.Source != "" {
 			t.SourceNamespace = namespace
 		}

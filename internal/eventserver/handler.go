@@ -21,7 +21,6 @@ import (
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/completion"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/runcompletion"
 )
 
@@ -275,14 +274,14 @@ const (
 // and by its status once synchronised) in a namespace p admits; a Run
 // completes once, and a report of another state for it is refused.
 func RunTakes(run *pipelinesv1beta1.Run, p *pipelinesv1beta1.Provider, ev runcompletion.EventData) (take, error) {
-	ref := lifecycle.ProviderKey(run.Spec.Provider, run.Namespace).String()
+	ref := pipelinesv1beta1.ProviderKey(run.Spec.Provider, run.Namespace).String()
 	state := stateOf(ev)
 	switch {
 	case ref != ev.Provider.String():
 		return 0, fail(http.StatusForbidden, "Run %s/%s runs on Provider %s, not %s", run.Namespace, run.Name, ref, ev.Provider)
 	case run.Status.Provider.Name != "" && run.Status.Provider.Name != ev.Provider.String():
 		return 0, fail(http.StatusForbidden, "Run %s/%s is synchronised with Provider %q, not %s", run.Namespace, run.Name, run.Status.Provider.Name, ev.Provider)
-	case !lifecycle.Admits(p, run.Namespace):
+	case !p.Admits(run.Namespace):
 		return 0, fail(http.StatusForbidden, "Provider %s does not allow namespace %s", ev.Provider, run.Namespace)
 	case run.Status.CompletionState == state:
 		return replayed, nil
@@ -295,11 +294,11 @@ func RunTakes(run *pipelinesv1beta1.Run, p *pipelinesv1beta1.Provider, ev runcom
 // RunConfigurationTakes says whether rc takes the event: its run spec must
 // name the reporting Provider, and that Provider admit rc's namespace.
 func RunConfigurationTakes(rc *pipelinesv1beta1.RunConfiguration, p *pipelinesv1beta1.Provider, ev runcompletion.EventData) error {
-	ref := lifecycle.ProviderKey(rc.Spec.Run.Provider, rc.Namespace).String()
+	ref := pipelinesv1beta1.ProviderKey(rc.Spec.Run.Provider, rc.Namespace).String()
 	if ref != ev.Provider.String() {
 		return fail(http.StatusForbidden, "RunConfiguration %s/%s runs on Provider %s, not %s", rc.Namespace, rc.Name, ref, ev.Provider)
 	}
-	if !lifecycle.Admits(p, rc.Namespace) {
+	if !p.Admits(rc.Namespace) {
 		return fail(http.StatusForbidden, "Provider %s does not allow namespace %s", ev.Provider, rc.Namespace)
 	}
 	return nil

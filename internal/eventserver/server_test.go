@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/operator"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/fixture"
@@ -154,7 +154,7 @@ func TestACompletionBeforeTheCreateIsRecordedIsKept(t *testing.T) {
 	r := &pipelinesv1beta1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "early"},
 		Spec: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "demo"}}
 	require.NoError(t, cp.Client.Create(ctx, r))
-	create := f.EventuallyRun(t, r, 1, lifecycle.OpCreate) // running: no id recorded
+	create := f.EventuallyRun(t, r, 1, contract.OperationCreate) // running: no id recorded
 	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(r), r))
 	require.Empty(t, r.Status.Provider.ID)
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
@@ -74,14 +75,14 @@ func TestAffinity(t *testing.T) {
 }
 
 // TestAffinityReachesTheTaskRunSpecs: the affinity is the task's pod
-// template in AnnotationTaskRunSpecs, beside its node selector.
+// template in contract.AnnotationTaskRunSpecs, beside its node selector.
 func TestAffinityReachesTheTaskRunSpecs(t *testing.T) {
 	spec := load(t, "demo.yaml")
 	spec.PlatformSpec = platformOf(`"exec-train":{"nodeSelector":{"labels":{"pool":"gpu"}},
 		"nodeAffinity":[{"matchExpressions":[{"key":"zone","operator":"In","values":["us-west-1"]}],"weight":50.0}]}`)
 	p := compileValid(t, spec, Options{Name: "x", LauncherImage: launcherImage})
 	var specs []tektonv1.PipelineTaskRunSpec
-	require.NoError(t, json.Unmarshal([]byte(p.Annotations[AnnotationTaskRunSpecs]), &specs))
+	require.NoError(t, json.Unmarshal([]byte(p.Annotations[contract.AnnotationTaskRunSpecs]), &specs))
 	require.Len(t, specs, 1)
 	assert.Equal(t, "train", specs[0].PipelineTaskName)
 	assert.Equal(t, map[string]string{"pool": "gpu"}, specs[0].PodTemplate.NodeSelector)

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 // Caching, as KFP's. A task with cachingOptions.enableCache runs under the
@@ -30,9 +32,6 @@ const (
 	CachingParam = "kfp-enable-caching"
 	// CachedResult is a caching task's result: true when reused.
 	CachedResult = "kfp-cached"
-	// AnnotationCaching on a compiled Pipeline whose tasks ask for caching
-	// says whether they get it.
-	AnnotationCaching = "pipelines.kubeflow.org/caching"
 )
 
 // caching says tasks may keep and reuse their executions: the run's
@@ -93,7 +92,7 @@ func (c *compiler) cachingParam(p *tektonv1.Pipeline) error {
 			where = "the artifacts volume's " + CacheDir + " (artifacts in " + c.rootURI + ")"
 			p.Spec.Workspaces = append(p.Spec.Workspaces, tektonv1.PipelineWorkspaceDeclaration{Name: ArtifactsWorkspace, Description: "KFP's cache"})
 		}
-		setAnnotation(p, AnnotationCaching, "on: tasks asking for caching reuse executions from "+where)
+		setAnnotation(p, contract.AnnotationCaching, "on: tasks asking for caching reuse executions from "+where)
 		return nil
 	}
 	var asking []string
@@ -103,7 +102,7 @@ func (c *compiler) cachingParam(p *tektonv1.Pipeline) error {
 		}
 	}
 	if len(asking) > 0 {
-		setAnnotation(p, AnnotationCaching, "off: the artifacts volume does not outlive the run, so "+
+		setAnnotation(p, contract.AnnotationCaching, "off: the artifacts volume does not outlive the run, so "+
 			strings.Join(asking, ", ")+" run every time")
 	}
 	return nil

@@ -16,6 +16,7 @@ import (
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/kfpcel"
 )
 
@@ -303,10 +304,10 @@ func TestCachingTasksRunUnderTheLauncher(t *testing.T) {
 	}
 	require.NotNil(t, param, "a run switches caching with a Pipeline param")
 	assert.Equal(t, "true", param.Default.StringVal)
-	assert.Contains(t, p.Annotations[AnnotationCaching], "on:")
+	assert.Contains(t, p.Annotations[contract.AnnotationCaching], "on:")
 
 	off := compileValid(t, load(t, "demo.yaml"), Options{Name: "x", LauncherImage: launcherImage})
-	assert.Contains(t, off.Annotations[AnnotationCaching], "off: the artifacts volume does not outlive the run, so evaluate, generate, train run every time")
+	assert.Contains(t, off.Annotations[contract.AnnotationCaching], "off: the artifacts volume does not outlive the run, so evaluate, generate, train run every time")
 	for _, ps := range off.Spec.Params {
 		assert.NotEqual(t, CachingParam, ps.Name)
 	}
@@ -367,7 +368,7 @@ func TestKubernetesSettings(t *testing.T) {
 	assert.Equal(t, "10m0s", train.Timeout.Duration.String())
 
 	var specs []tektonv1.PipelineTaskRunSpec
-	require.NoError(t, json.Unmarshal([]byte(p.Annotations[AnnotationTaskRunSpecs]), &specs))
+	require.NoError(t, json.Unmarshal([]byte(p.Annotations[contract.AnnotationTaskRunSpecs]), &specs))
 	require.Len(t, specs, 1)
 	assert.Equal(t, "train", specs[0].PipelineTaskName)
 	assert.Equal(t, map[string]string{"pool": "gpu"}, specs[0].PodTemplate.NodeSelector)
@@ -417,7 +418,7 @@ func TestImportersMakeNoPod(t *testing.T) {
 	assert.Empty(t, read.RunAfter)
 	args := strings.Join(read.TaskSpec.Steps[1].Args, " ")
 	assert.Contains(t, args, "--artifact data=$(params.uri) --artifact-metadata data={\"source\":\"e2e\"}")
-	assert.NotContains(t, p.Annotations[AnnotationOutputs], "importer")
+	assert.NotContains(t, p.Annotations[contract.AnnotationOutputs], "importer")
 
 	constant := func(uri string) error {
 		spec, _ := Parse(data)

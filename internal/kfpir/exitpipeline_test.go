@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/selection"
 
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/kfpcel"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/launcher"
 )
@@ -186,6 +187,6 @@ func TestResourcesFromParametersInAnExitPipeline(t *testing.T) {
 	spec.Components["comp-notify"].DAG.Tasks["report"].Inputs.Parameters["pipelinechannel--note"] = &InputParameter{ComponentInputParameter: "note"}
 	p := compileValid(t, spec, Options{Name: "x", LauncherImage: launcherImage})
 	var entries []ResourceParam
-	require.NoError(t, json.Unmarshal([]byte(p.Annotations[AnnotationResourceParams]), &entries))
+	require.NoError(t, json.Unmarshal([]byte(p.Annotations[contract.AnnotationResourceParams]), &entries))
 	assert.Equal(t, []ResourceParam{{PipelineTaskName: "notify", Step: "report", List: "limits", Name: "cpu", QuantityParam: "message"}}, entries)
 }

@@ -6,6 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 func s3Options() Options {
@@ -56,7 +58,7 @@ func TestAnObjectStoreRootMovesArtifactsThroughTheStore(t *testing.T) {
 	}
 	// generate takes no artifact: its fetch step only makes its directory.
 	assert.NotContains(t, step(t, gen, FetchStep).Args, "s3://artifacts/kfp/team-a/$(context.pipelineRun.name)/generate/dataset")
-	assert.Contains(t, p.Annotations[AnnotationCaching], "off:", "no volume outlives the run")
+	assert.Contains(t, p.Annotations[contract.AnnotationCaching], "off:", "no volume outlives the run")
 }
 
 // With a volume that outlives the run (Options.Caching), the tasks that
@@ -69,7 +71,7 @@ func TestAnObjectStoreRootCachesOnTheVolume(t *testing.T) {
 	p := compileValid(t, load(t, "demo.yaml"), opts)
 	require.Len(t, p.Spec.Workspaces, 1)
 	assert.Equal(t, ArtifactsWorkspace, p.Spec.Workspaces[0].Name)
-	assert.Contains(t, p.Annotations[AnnotationCaching], "on:")
+	assert.Contains(t, p.Annotations[contract.AnnotationCaching], "on:")
 	train := taskByName(t, p, "train")
 	require.Len(t, train.TaskSpec.Workspaces, 1)
 	assert.Equal(t, CacheMount, train.TaskSpec.Workspaces[0].MountPath)

@@ -6,7 +6,7 @@ import (
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 // declareOutputs names the results and artifact directories of a task's
@@ -28,19 +28,14 @@ func (c *compiler) declareOutputs(name string, t *TaskSpec) error {
 	return nil
 }
 
-// AnnotationOutputs on a compiled Pipeline lists its output artifacts
-// (JSON, []meta.OutputArtifact) so whoever reads a finished run can say
-// where each artifact is.
-const AnnotationOutputs = meta.AnnotationOutputs
-
 func (c *compiler) annotateOutputs(p *tektonv1.Pipeline) error {
-	var outputs []meta.OutputArtifact
+	var outputs []contract.OutputArtifact
 	for _, task := range sortedKeys(c.artifacts) {
 		if t := c.flat[task]; (t != nil && t.loop != nil) || c.importers[task] != nil {
 			continue // one directory per TaskRun, not known before the run; or not the run's
 		}
 		for _, key := range sortedKeys(c.artifacts[task]) {
-			outputs = append(outputs, meta.OutputArtifact{Component: task, Output: key, URI: c.artifactURI(task, key)})
+			outputs = append(outputs, contract.OutputArtifact{Component: task, Output: key, URI: c.artifactURI(task, key)})
 		}
 	}
 	if len(outputs) == 0 {
@@ -53,7 +48,7 @@ func (c *compiler) annotateOutputs(p *tektonv1.Pipeline) error {
 	if p.Annotations == nil {
 		p.Annotations = map[string]string{}
 	}
-	p.Annotations[AnnotationOutputs] = string(data)
+	p.Annotations[contract.AnnotationOutputs] = string(data)
 	return nil
 }
 

@@ -13,6 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 // kfp-kubernetes settings: the platform spec document's
@@ -33,10 +35,6 @@ import (
 // by name. A pipeline whose runs execute in another namespace than its own
 // (Options.TenantNamespace) may not name that namespace's Secrets,
 // ConfigMaps or PVCs: they are not its.
-
-// AnnotationTaskRunSpecs holds the pod settings of the kfp-kubernetes
-// config, as JSON []tektonv1.PipelineTaskRunSpec.
-const AnnotationTaskRunSpecs = "pipelines.kubeflow.org/task-run-specs"
 
 type keyToEnv struct {
 	SecretKey    string `json:"secretKey,omitempty"`
@@ -342,6 +340,6 @@ func (c *compiler) annotateTaskRunSpecs(p *tektonv1.Pipeline) error {
 	if err != nil {
 		return err
 	}
-	setAnnotation(p, AnnotationTaskRunSpecs, string(data))
+	setAnnotation(p, contract.AnnotationTaskRunSpecs, string(data))
 	return nil
 }

@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 // Resources set from pipeline parameters (the SDK's set_cpu_limit(x) and
@@ -22,10 +24,6 @@ import (
 // task's stepSpecs from the run's values (RunResources), refusing a value
 // that is not a quantity or a resource name. From a task's output, the
 // value is known only once that task ran: refused.
-
-// AnnotationResourceParams holds, on the Pipeline, the ResourceParams of
-// its tasks (JSON list).
-const AnnotationResourceParams = "pipelines.kubeflow.org/resource-params"
 
 // ResourceParam is one resource of a task's step set from a Pipeline
 // param: the resource's name is Name or the value of NameParam (an
@@ -83,7 +81,7 @@ func (c *compiler) resourceValue(task string, inputs *TaskInputs, field, text st
 func RunResources(annotation string, values map[string]string) (map[string][]tektonv1.TaskRunStepSpec, error) {
 	var entries []ResourceParam
 	if err := json.Unmarshal([]byte(annotation), &entries); err != nil {
-		return nil, fmt.Errorf("annotation %s: %w", AnnotationResourceParams, err)
+		return nil, fmt.Errorf("annotation %s: %w", contract.AnnotationResourceParams, err)
 	}
 	steps := map[string]map[string]*corev1.ResourceRequirements{}
 	for _, e := range entries {
@@ -168,6 +166,6 @@ func (c *compiler) annotateResourceParams(p *tektonv1.Pipeline) error {
 	if err != nil {
 		return err
 	}
-	setAnnotation(p, AnnotationResourceParams, string(data))
+	setAnnotation(p, contract.AnnotationResourceParams, string(data))
 	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 // TestResourcesFromPipelineParameters: a resource given by a pipeline
@@ -18,7 +20,7 @@ func TestResourcesFromPipelineParameters(t *testing.T) {
 	assert.Equal(t, "2Gi", main.ComputeResources.Limits.Memory().String(), "a constant stays on the step")
 	assert.Nil(t, main.ComputeResources.Requests, "the parameters' resources are the run's")
 	var entries []ResourceParam
-	require.NoError(t, json.Unmarshal([]byte(p.Annotations[AnnotationResourceParams]), &entries))
+	require.NoError(t, json.Unmarshal([]byte(p.Annotations[contract.AnnotationResourceParams]), &entries))
 	assert.ElementsMatch(t, []ResourceParam{
 		{PipelineTaskName: "train", Step: MainStep, List: "limits", Name: "cpu", QuantityParam: "cpu"},
 		{PipelineTaskName: "train", Step: MainStep, List: "requests", Name: "memory", QuantityParam: "mem"},
@@ -26,7 +28,7 @@ func TestResourcesFromPipelineParameters(t *testing.T) {
 	}, entries)
 
 	values := map[string]string{"cpu": "2", "mem": "3Gi", "gpus": "2", "gpu_type": "amd.com/gpu"}
-	steps, err := RunResources(p.Annotations[AnnotationResourceParams], values)
+	steps, err := RunResources(p.Annotations[contract.AnnotationResourceParams], values)
 	require.NoError(t, err)
 	require.Len(t, steps["train"], 1)
 	got := steps["train"][0]
@@ -42,9 +44,9 @@ func TestResourcesFromPipelineParameters(t *testing.T) {
 	} {
 		v := map[string]string{"cpu": "2", "mem": "3Gi", "gpus": "2", "gpu_type": "amd.com/gpu"}
 		v[param] = bad.value
-		_, err := RunResources(p.Annotations[AnnotationResourceParams], v)
+		_, err := RunResources(p.Annotations[contract.AnnotationResourceParams], v)
 		assert.ErrorContains(t, err, "task train: "+bad.err)
 	}
-	_, err = RunResources(p.Annotations[AnnotationResourceParams], map[string]string{})
+	_, err = RunResources(p.Annotations[contract.AnnotationResourceParams], map[string]string{})
 	assert.ErrorContains(t, err, "the run gives no value")
 }

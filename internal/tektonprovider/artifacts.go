@@ -21,9 +21,9 @@ import (
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/kfpir"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/objectstore"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
 )
 
 // NamespaceDirectory is the directory of the artifacts claim that holds
@@ -89,7 +89,7 @@ func runArtifactsDirectory(resourceNamespace string, p *tektonv1.Pipeline) (stri
 	if err != nil {
 		return "", err
 	}
-	if compiled, ok := p.Annotations[meta.AnnotationArtifactsDirectory]; ok && compiled != dir {
+	if compiled, ok := p.Annotations[contract.AnnotationArtifactsDirectory]; ok && compiled != dir {
 		return "", fmt.Errorf("the Tekton Pipeline %s keeps its artifacts in the directory of namespace %q: a run of namespace %q cannot run it",
 			p.Name, compiled, resourceNamespace)
 	}

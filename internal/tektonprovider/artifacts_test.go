@@ -14,7 +14,6 @@ import (
 
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/kfpir"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
 )
 
 // pipelineOfNamespace compiles the demo pipeline of a Pipeline resource
@@ -79,11 +78,11 @@ func TestRunsMountOnlyTheirNamespacesDirectory(t *testing.T) {
 				assert.Equal(t, mountedDirectory{"artifacts", ns, "/kfp/artifacts/" + ns}, m,
 					"the namespace's directory, at the root plus its name")
 			}
-			var outputs []meta.OutputArtifact
-			require.NoError(t, json.Unmarshal([]byte(pr.Annotations[meta.AnnotationOutputs]), &outputs))
+			var outputs []contract.OutputArtifact
+			require.NoError(t, json.Unmarshal([]byte(pr.Annotations[contract.AnnotationOutputs]), &outputs))
 			require.NotEmpty(t, outputs)
 			for _, o := range outputs {
-				assert.True(t, strings.HasPrefix(o.URI, "file:///kfp/artifacts/"+ns+"/"+meta.RunNamePlaceholder+"/"),
+				assert.True(t, strings.HasPrefix(o.URI, "file:///kfp/artifacts/"+ns+"/"+contract.RunNamePlaceholder+"/"),
 					"%s names the namespace's directory and the run's: %s", o.Output, o.URI)
 			}
 			subPaths = append(subPaths, pr.Spec.Workspaces[0].SubPath)
@@ -100,7 +99,7 @@ func TestRunOfAnotherNamespacesPipelineIsRefused(t *testing.T) {
 
 	// A Pipeline compiled before per-namespace directories names none:
 	// its runs still mount only their own namespace's directory.
-	delete(p.Annotations, meta.AnnotationArtifactsDirectory)
+	delete(p.Annotations, contract.AnnotationArtifactsDirectory)
 	pr, err := claimRunOf(t, "team-b", p)
 	require.NoError(t, err)
 	assert.Equal(t, "team-b", pr.Spec.Workspaces[0].SubPath)
@@ -153,11 +152,11 @@ func TestTheProvidersRootGetsTheNamespacesDirectory(t *testing.T) {
 	cfg := config(nil)
 	cfg.ArtifactRepository = &contract.ArtifactLocation{Source: "provider", Location: "file:///data/kfp"}
 	p := pipelineOfNamespace(t, "team-b", cfg)
-	assert.Equal(t, "team-b", p.Annotations[meta.AnnotationArtifactsDirectory])
+	assert.Equal(t, "team-b", p.Annotations[contract.AnnotationArtifactsDirectory])
 	for _, task := range p.Spec.Tasks {
 		assert.Equal(t, "/data/kfp/team-b", task.TaskSpec.Workspaces[0].MountPath, task.Name)
 	}
-	assert.Contains(t, p.Annotations[meta.AnnotationOutputs], `"uri":"file:///data/kfp/team-b/`)
+	assert.Contains(t, p.Annotations[contract.AnnotationOutputs], `"uri":"file:///data/kfp/team-b/`)
 }
 
 // s3Config is a Provider whose artifact repository is an S3-compatible
@@ -173,7 +172,7 @@ func s3Config() contract.ProviderConfig {
 func TestAnS3RepositoryKeepsEachNamespaceUnderItsPrefix(t *testing.T) {
 	p := pipelineOfNamespace(t, "team-b", s3Config())
 	require.Len(t, p.Spec.Workspaces, 1, "the claim holds KFP's cache only")
-	assert.Contains(t, p.Annotations[meta.AnnotationOutputs], `"uri":"s3://artifacts/kfp/team-b/`)
+	assert.Contains(t, p.Annotations[contract.AnnotationOutputs], `"uri":"s3://artifacts/kfp/team-b/`)
 	for _, task := range p.Spec.Tasks {
 		fetch := task.TaskSpec.Steps[0]
 		require.Equal(t, kfpir.FetchStep, fetch.Name, task.Name)

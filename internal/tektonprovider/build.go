@@ -7,8 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
-
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -81,16 +79,16 @@ func PipelineFor(definition []byte, res contract.Resource, cfg contract.Provider
 		Name:            PipelineVersionName(id, res.Version),
 		Namespace:       namespace,
 		Labels: map[string]string{
-			meta.LabelManagedBy:       meta.ManagedBy,
-			meta.LabelPipelineID:      naming.LabelValue(id),
-			meta.LabelPipeline:        naming.LabelValue(res.Metadata.Name),
-			meta.LabelPipelineVersion: naming.LabelValue(res.Version),
-			meta.LabelNamespace:       naming.LabelValue(res.Metadata.Namespace),
+			contract.LabelManagedBy:       contract.ManagedByTektonProvider,
+			contract.LabelPipelineID:      naming.LabelValue(id),
+			contract.LabelPipeline:        naming.LabelValue(res.Metadata.Name),
+			contract.LabelPipelineVersion: naming.LabelValue(res.Version),
+			contract.LabelNamespace:       naming.LabelValue(res.Metadata.Namespace),
 		},
 		Annotations: map[string]string{
-			meta.AnnotationResource:           resourceRef(res),
-			meta.AnnotationPipelineVersion:    res.Version,
-			meta.AnnotationArtifactsDirectory: dir,
+			contract.AnnotationResource:           resourceRef(res),
+			contract.AnnotationPipelineVersion:    res.Version,
+			contract.AnnotationArtifactsDirectory: dir,
 		},
 		PipelineRoot:  root,
 		ObjectStore:   store,
@@ -231,21 +229,21 @@ func PipelineRunFor(in RunInputs) (*tektonv1.PipelineRun, error) {
 		return nil, err
 	}
 	labels := map[string]string{
-		meta.LabelManagedBy:       meta.ManagedBy,
-		meta.LabelPipelineID:      in.Pipeline.Labels[meta.LabelPipelineID],
-		meta.LabelPipeline:        in.Pipeline.Labels[meta.LabelPipeline],
-		meta.LabelPipelineVersion: in.Pipeline.Labels[meta.LabelPipelineVersion],
+		contract.LabelManagedBy:       contract.ManagedByTektonProvider,
+		contract.LabelPipelineID:      in.Pipeline.Labels[contract.LabelPipelineID],
+		contract.LabelPipeline:        in.Pipeline.Labels[contract.LabelPipeline],
+		contract.LabelPipelineVersion: in.Pipeline.Labels[contract.LabelPipelineVersion],
 	}
 	if in.Spec.ExperimentName != "" {
-		labels[meta.LabelExperiment] = naming.LabelValue(in.Spec.ExperimentName)
+		labels[contract.LabelExperiment] = naming.LabelValue(in.Spec.ExperimentName)
 	}
 	for k, v := range in.Labels {
 		labels[k] = v
 	}
-	annotations := map[string]string{meta.AnnotationPipelineVersion: in.Pipeline.Annotations[meta.AnnotationPipelineVersion]}
+	annotations := map[string]string{contract.AnnotationPipelineVersion: in.Pipeline.Annotations[contract.AnnotationPipelineVersion]}
 	// Where the run's artifacts will be, for whoever reads the finished run.
-	if outputs, ok := in.Pipeline.Annotations[kfpir.AnnotationOutputs]; ok {
-		annotations[kfpir.AnnotationOutputs] = outputs
+	if outputs, ok := in.Pipeline.Annotations[contract.AnnotationOutputs]; ok {
+		annotations[contract.AnnotationOutputs] = outputs
 	}
 	for k, v := range in.Annotations {
 		annotations[k] = v
@@ -263,9 +261,9 @@ func PipelineRunFor(in RunInputs) (*tektonv1.PipelineRun, error) {
 		},
 	}
 	// The pipeline's kfp-kubernetes pod settings, by task.
-	if specs, ok := in.Pipeline.Annotations[kfpir.AnnotationTaskRunSpecs]; ok {
+	if specs, ok := in.Pipeline.Annotations[contract.AnnotationTaskRunSpecs]; ok {
 		if err := json.Unmarshal([]byte(specs), &pr.Spec.TaskRunSpecs); err != nil {
-			return nil, fmt.Errorf("pipeline %s: annotation %s: %w", in.Pipeline.Name, kfpir.AnnotationTaskRunSpecs, err)
+			return nil, fmt.Errorf("pipeline %s: annotation %s: %w", in.Pipeline.Name, contract.AnnotationTaskRunSpecs, err)
 		}
 	}
 	if err := setResourcesFromParams(pr, in.Pipeline); err != nil {
@@ -316,16 +314,16 @@ func artifactsBinding(s Settings, namespaceDir string) tektonv1.WorkspaceBinding
 // resourceLabels identify the resource a run was made for, and its owner.
 func resourceLabels(res contract.Resource) map[string]string {
 	m := res.Metadata
-	labels := map[string]string{meta.LabelNamespace: naming.LabelValue(m.Namespace)}
+	labels := map[string]string{contract.LabelNamespace: naming.LabelValue(m.Namespace)}
 	switch res.Kind {
 	case "Run":
-		labels[meta.LabelRun], labels[meta.LabelRunUID] = naming.LabelValue(m.Name), m.UID
+		labels[contract.LabelRun], labels[contract.LabelRunUID] = naming.LabelValue(m.Name), m.UID
 	case "RunSchedule":
-		labels[meta.LabelRunSchedule], labels[meta.LabelRunScheduleUID] = naming.LabelValue(m.Name), m.UID
+		labels[contract.LabelRunSchedule], labels[contract.LabelRunScheduleUID] = naming.LabelValue(m.Name), m.UID
 	}
 	if m.Owner != nil && m.Owner.Kind == "RunConfiguration" {
-		labels[meta.LabelRunConfiguration] = naming.LabelValue(m.Owner.Name)
-		labels[meta.LabelRunConfigurationUID] = m.Owner.UID
+		labels[contract.LabelRunConfiguration] = naming.LabelValue(m.Owner.Name)
+		labels[contract.LabelRunConfigurationUID] = m.Owner.UID
 	}
 	return labels
 }
@@ -334,9 +332,9 @@ func resourceLabels(res contract.Resource) map[string]string {
 // whole.
 func resourceAnnotations(res contract.Resource) map[string]string {
 	m := res.Metadata
-	annotations := map[string]string{meta.AnnotationResource: resourceRef(res)}
+	annotations := map[string]string{contract.AnnotationResource: resourceRef(res)}
 	if m.Owner != nil && m.Owner.Kind == "RunConfiguration" {
-		annotations[meta.AnnotationRunConfiguration] = m.Namespace + "/" + m.Owner.Name
+		annotations[contract.AnnotationRunConfiguration] = m.Namespace + "/" + m.Owner.Name
 	}
 	return annotations
 }
@@ -381,7 +379,7 @@ func CronJobFor(in CronJobInputs) (*batchv1.CronJob, error) {
 	if t := in.Schedule.EndTime; t != nil {
 		args = append(args, "--end", t.UTC().Format(timeLayout))
 	}
-	labels := map[string]string{meta.LabelManagedBy: meta.ManagedBy}
+	labels := map[string]string{contract.LabelManagedBy: contract.ManagedByTektonProvider}
 	for k, v := range in.Labels {
 		labels[k] = v
 	}

@@ -51,8 +51,8 @@ func TestPipelineForIsRestrictedAndLabelled(t *testing.T) {
 	require.NoError(t, err)
 	id := PipelineID(pipelineResource())
 	assert.Equal(t, PipelineVersionName(id, "1.0-abc"), p.Name)
-	assert.Equal(t, id, p.Labels[meta.LabelPipelineID])
-	assert.Equal(t, "1.0-abc", p.Annotations[meta.AnnotationPipelineVersion])
+	assert.Equal(t, id, p.Labels[contract.LabelPipelineID])
+	assert.Equal(t, "1.0-abc", p.Annotations[contract.AnnotationPipelineVersion])
 	require.Len(t, p.Spec.Tasks, 3)
 	for _, task := range p.Spec.Tasks {
 		sc := task.TaskSpec.StepTemplate.SecurityContext
@@ -123,18 +123,18 @@ func TestPipelineRunFor(t *testing.T) {
 	spec := pipelinesv1beta1.RunSpec{ExperimentName: "exp", Parameters: []pipelinesv1beta1.RuntimeParameter{
 		{Name: "rows", Value: "300"}, {Name: "learning_rate", Value: "price $5, żółć \"q\"\n"}}}
 	pr, err := PipelineRunFor(RunInputs{Name: "r1", Namespace: "team-a", ResourceNamespace: "team-a", Pipeline: p, Spec: spec,
-		Labels: map[string]string{meta.LabelRun: "my-run"}, Settings: settings, Annotations: map[string]string{meta.AnnotationResource: "Run team-a/my-run"}})
+		Labels: map[string]string{contract.LabelRun: "my-run"}, Settings: settings, Annotations: map[string]string{contract.AnnotationResource: "Run team-a/my-run"}})
 	require.NoError(t, err)
 	assert.Equal(t, p.Name, pr.Spec.PipelineRef.Name)
 	assert.Equal(t, "default", pr.Spec.TaskRunTemplate.ServiceAccountName)
 	assert.Equal(t, "artifacts", pr.Spec.Workspaces[0].PersistentVolumeClaim.ClaimName)
 	assert.Equal(t, "team-a", pr.Spec.Workspaces[0].SubPath, "only the namespace's directory of the claim")
-	assert.Equal(t, meta.ManagedBy, pr.Labels[meta.LabelManagedBy])
-	assert.Equal(t, "exp", pr.Labels[meta.LabelExperiment])
-	assert.Equal(t, "my-run", pr.Labels[meta.LabelRun])
-	assert.Equal(t, p.Labels[meta.LabelPipelineVersion], pr.Labels[meta.LabelPipelineVersion])
-	assert.Contains(t, pr.Annotations[kfpir.AnnotationOutputs], `"component":"train","output":"model"`, "where the artifacts will be")
-	assert.Equal(t, "Run team-a/my-run", pr.Annotations[meta.AnnotationResource])
+	assert.Equal(t, contract.ManagedByTektonProvider, pr.Labels[contract.LabelManagedBy])
+	assert.Equal(t, "exp", pr.Labels[contract.LabelExperiment])
+	assert.Equal(t, "my-run", pr.Labels[contract.LabelRun])
+	assert.Equal(t, p.Labels[contract.LabelPipelineVersion], pr.Labels[contract.LabelPipelineVersion])
+	assert.Contains(t, pr.Annotations[contract.AnnotationOutputs], `"component":"train","output":"model"`, "where the artifacts will be")
+	assert.Equal(t, "Run team-a/my-run", pr.Annotations[contract.AnnotationResource])
 	values := map[string]string{}
 	for _, param := range pr.Spec.Params {
 		values[param.Name] = param.Value.StringVal
@@ -213,7 +213,7 @@ func TestCronJobForCarriesTheRunTemplate(t *testing.T) {
 	p, err := PipelineFor(demoIR(t), pipelineResource(), config(nil), "team-a", launcher)
 	require.NoError(t, err)
 	settings, _ := SettingsFrom(config(map[string]string{ParamArtifactsClaim: `"artifacts"`}))
-	template, err := PipelineRunFor(RunInputs{Namespace: "team-a", ResourceNamespace: "team-a", Pipeline: p, Settings: settings, Annotations: map[string]string{meta.AnnotationResource: "RunSchedule team-a/nightly"},
+	template, err := PipelineRunFor(RunInputs{Namespace: "team-a", ResourceNamespace: "team-a", Pipeline: p, Settings: settings, Annotations: map[string]string{contract.AnnotationResource: "RunSchedule team-a/nightly"},
 		Spec: pipelinesv1beta1.RunSpec{Parameters: []pipelinesv1beta1.RuntimeParameter{{Name: "rows", Value: "50"}}}})
 	require.NoError(t, err)
 	start := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))

@@ -90,7 +90,7 @@ func (b *Backend) deletePipeline(ctx context.Context, res contract.Resource) (st
 	id := PipelineID(res)
 	var list tektonv1.PipelineList
 	if err := b.Client.List(ctx, &list, client.InNamespace(b.Namespace),
-		client.MatchingLabels{meta.LabelManagedBy: meta.ManagedBy, meta.LabelPipelineID: naming.LabelValue(id)}); err != nil {
+		client.MatchingLabels{contract.LabelManagedBy: contract.ManagedByTektonProvider, contract.LabelPipelineID: naming.LabelValue(id)}); err != nil {
 		return "", fmt.Errorf("listing the pipeline's versions: %w", err)
 	}
 	for i := range list.Items {
@@ -155,7 +155,7 @@ func (b *Backend) createRun(ctx context.Context, res contract.Resource, settings
 		if err := b.Client.Get(ctx, client.ObjectKeyFromObject(pr), &existing); err != nil {
 			return "", err
 		}
-		if existing.Labels[meta.LabelRunUID] != res.Metadata.UID {
+		if existing.Labels[contract.LabelRunUID] != res.Metadata.UID {
 			return "", fmt.Errorf("a PipelineRun named %s exists that was not made for this Run", name)
 		}
 		return name, nil
@@ -179,7 +179,7 @@ func (b *Backend) deleteRun(ctx context.Context, res contract.Resource) (string,
 	if err != nil {
 		return "", err
 	}
-	if pr.Labels[meta.LabelRunUID] != res.Metadata.UID {
+	if pr.Labels[contract.LabelRunUID] != res.Metadata.UID {
 		return "", fmt.Errorf("PipelineRun %s was not made for this Run: not deleting it", name)
 	}
 	if !pr.IsDone() && pr.Spec.Status != tektonv1.PipelineRunSpecStatusCancelled {
@@ -230,7 +230,7 @@ func (b *Backend) deleteSchedule(ctx context.Context, res contract.Resource) (st
 	if err != nil {
 		return "", err
 	}
-	if cj.Labels[meta.LabelRunScheduleUID] != res.Metadata.UID {
+	if cj.Labels[contract.LabelRunScheduleUID] != res.Metadata.UID {
 		return "", fmt.Errorf("CronJob %s was not made for this RunSchedule: not deleting it", name)
 	}
 	if err := client.IgnoreNotFound(b.Client.Delete(ctx, &cj, client.PropagationPolicy("Background"))); err != nil {
@@ -252,7 +252,7 @@ const KeepScheduledRuns = 10
 func deleteScheduledRuns(ctx context.Context, c client.Client, namespace, uid string, keep int) error {
 	var list tektonv1.PipelineRunList
 	if err := c.List(ctx, &list, client.InNamespace(namespace),
-		client.MatchingLabels{meta.LabelManagedBy: meta.ManagedBy, meta.LabelRunScheduleUID: uid}); err != nil {
+		client.MatchingLabels{contract.LabelManagedBy: contract.ManagedByTektonProvider, contract.LabelRunScheduleUID: uid}); err != nil {
 		return fmt.Errorf("listing the schedule's runs: %w", err)
 	}
 	for _, pr := range PrunableRuns(list.Items, keep) {
@@ -298,7 +298,7 @@ func (b *Backend) createOrReplace(ctx context.Context, obj, existing client.Obje
 		return err
 	}
 	// Replace only what this provider made for the same resource.
-	for _, key := range []string{meta.LabelPipelineID, meta.LabelRunScheduleUID} {
+	for _, key := range []string{contract.LabelPipelineID, contract.LabelRunScheduleUID} {
 		if want := obj.GetLabels()[key]; want != "" && existing.GetLabels()[key] != want {
 			return fmt.Errorf("%s exists and was not made for this resource (label %s is %q): not replacing it",
 				obj.GetName(), key, existing.GetLabels()[key])
@@ -307,9 +307,6 @@ func (b *Backend) createOrReplace(ctx context.Context, obj, existing client.Obje
 	obj.SetResourceVersion(existing.GetResourceVersion())
 	return b.Client.Update(ctx, obj)
 }
-
-// AnnotationScheduledTime records when a scheduled run was due.
-const AnnotationScheduledTime = "pipelines.kubeflow.org/scheduled-time"
 
 // Trigger creates the PipelineRun of one scheduled time, named after the
 // Job: a retried Job pod, or a second Job of the same time, finds it. A
@@ -328,7 +325,7 @@ func Trigger(ctx context.Context, c client.Client, template *tektonv1.PipelineRu
 	if pr.Annotations == nil {
 		pr.Annotations = map[string]string{}
 	}
-	pr.Annotations[AnnotationScheduledTime] = due.Format(time.RFC3339)
+	pr.Annotations[contract.AnnotationScheduledTime] = due.Format(time.RFC3339)
 	err = c.Create(ctx, pr)
 	if apierrors.IsAlreadyExists(err) {
 		// A retried Job: the run is there, if it is this schedule's.
@@ -336,7 +333,7 @@ func Trigger(ctx context.Context, c client.Client, template *tektonv1.PipelineRu
 		if err := c.Get(ctx, client.ObjectKeyFromObject(pr), &existing); err != nil {
 			return false, err
 		}
-		if uid := pr.Labels[meta.LabelRunScheduleUID]; existing.Labels[meta.LabelRunScheduleUID] != uid {
+		if uid := pr.Labels[contract.LabelRunScheduleUID]; existing.Labels[contract.LabelRunScheduleUID] != uid {
 			return false, fmt.Errorf("a PipelineRun named %s exists that was not made for this schedule", pr.Name)
 		}
 		return false, nil
@@ -345,5 +342,5 @@ func Trigger(ctx context.Context, c client.Client, template *tektonv1.PipelineRu
 		return false, err
 	}
 	// Bound what the schedule leaves behind.
-	return true, deleteScheduledRuns(ctx, c, pr.Namespace, pr.Labels[meta.LabelRunScheduleUID], KeepScheduledRuns)
+	return true, deleteScheduledRuns(ctx, c, pr.Namespace, pr.Labels[contract.LabelRunScheduleUID], KeepScheduledRuns)
 }

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
@@ -103,11 +101,11 @@ func TestRunCreateIsIdempotentAndDeleteCancels(t *testing.T) {
 	require.NoError(t, cp.Client.List(ctx, &list, client.InNamespace(b.Namespace)))
 	require.Len(t, list.Items, 1)
 	pr := list.Items[0]
-	assert.Equal(t, "run-uid-1", pr.Labels[meta.LabelRunUID])
-	assert.Equal(t, "training", pr.Labels[meta.LabelRunConfiguration])
-	assert.Equal(t, "Run team-a/my-run", pr.Annotations[meta.AnnotationResource])
-	assert.Equal(t, "team-a/training", pr.Annotations[meta.AnnotationRunConfiguration])
-	assert.Equal(t, "rc-1", pr.Labels[meta.LabelRunConfigurationUID])
+	assert.Equal(t, "run-uid-1", pr.Labels[contract.LabelRunUID])
+	assert.Equal(t, "training", pr.Labels[contract.LabelRunConfiguration])
+	assert.Equal(t, "Run team-a/my-run", pr.Annotations[contract.AnnotationResource])
+	assert.Equal(t, "team-a/training", pr.Annotations[contract.AnnotationRunConfiguration])
+	assert.Equal(t, "rc-1", pr.Labels[contract.LabelRunConfigurationUID])
 	assert.Equal(t, "team-a", pr.Spec.Workspaces[0].SubPath, "the Run's namespace's directory of the claim")
 
 	squatter := res
@@ -187,7 +185,7 @@ func TestScheduleLifecycleAndTrigger(t *testing.T) {
 	var cj batchv1.CronJob
 	require.NoError(t, cp.Client.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: name}, &cj))
 	assert.Equal(t, "0 3 * * *", cj.Spec.Schedule)
-	assert.Equal(t, "rs-uid", cj.Labels[meta.LabelRunScheduleUID])
+	assert.Equal(t, "rs-uid", cj.Labels[contract.LabelRunScheduleUID])
 
 	// The trigger, as the CronJob's Job runs it: twice for one time.
 	data, err := contract.DecodeParam(cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Args[2])
@@ -205,14 +203,14 @@ func TestScheduleLifecycleAndTrigger(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, created, "before the start time")
 	var runs tektonv1.PipelineRunList
-	require.NoError(t, cp.Client.List(ctx, &runs, client.InNamespace(b.Namespace), client.MatchingLabels{meta.LabelRunScheduleUID: "rs-uid"}))
+	require.NoError(t, cp.Client.List(ctx, &runs, client.InNamespace(b.Namespace), client.MatchingLabels{contract.LabelRunScheduleUID: "rs-uid"}))
 	require.Len(t, runs.Items, 1)
 	assert.Equal(t, job, runs.Items[0].Name)
-	assert.Equal(t, "training", runs.Items[0].Labels[meta.LabelRunConfiguration])
+	assert.Equal(t, "training", runs.Items[0].Labels[contract.LabelRunConfiguration])
 
 	// A run of that name made for another schedule is not taken for its own.
 	other := template.DeepCopy()
-	other.Labels[meta.LabelRunScheduleUID] = "another-schedule"
+	other.Labels[contract.LabelRunScheduleUID] = "another-schedule"
 	_, err = Trigger(ctx, cp.Client, other, job, time.Time{}, time.Time{})
 	assert.ErrorContains(t, err, "not made for this schedule")
 
@@ -222,7 +220,7 @@ func TestScheduleLifecycleAndTrigger(t *testing.T) {
 	require.NoError(t, err)
 	err = cp.Client.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: name}, &cj)
 	assert.True(t, apierrors.IsNotFound(err), "deleted: %v", err)
-	require.NoError(t, cp.Client.List(ctx, &runs, client.InNamespace(b.Namespace), client.MatchingLabels{meta.LabelRunScheduleUID: "rs-uid"}))
+	require.NoError(t, cp.Client.List(ctx, &runs, client.InNamespace(b.Namespace), client.MatchingLabels{contract.LabelRunScheduleUID: "rs-uid"}))
 	assert.Empty(t, runs.Items, "the schedule's runs go with it")
 }
 

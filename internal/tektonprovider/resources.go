@@ -9,6 +9,7 @@ import (
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/kfpir"
 )
 
@@ -18,7 +19,7 @@ import (
 // is created. A value that is no quantity or resource name fails the run's
 // creation, naming the parameter and the task.
 func setResourcesFromParams(pr *tektonv1.PipelineRun, p *tektonv1.Pipeline) error {
-	annotation, ok := p.Annotations[kfpir.AnnotationResourceParams]
+	annotation, ok := p.Annotations[contract.AnnotationResourceParams]
 	if !ok {
 		return nil
 	}

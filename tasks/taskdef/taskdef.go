@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 // Params of the shared Tasks.
@@ -81,19 +83,6 @@ const (
 	VolumeNoToken  = "no-sa-token" // an empty volume hiding the service account token path
 )
 
-// Labels on every shared Task.
-const (
-	LabelManagedBy = "app.kubernetes.io/managed-by"
-	ManagedBy      = "kfp-tekton-operator"
-	LabelKind      = "pipelines.kubeflow.org/task-kind"
-	LabelOperation = "pipelines.kubeflow.org/task-operation"
-	// LabelCallsProvider marks the Tasks whose pods call the provider
-	// (Tekton copies a Task's labels to its TaskRuns' pods): a provider
-	// service admits only pods carrying it, never the compile pod's tenant
-	// code.
-	LabelCallsProvider = "pipelines.kubeflow.org/calls-provider"
-)
-
 // resultsBudget is how many bytes of a step's termination message the
 // kubelet keeps in a pod of steps step containers plus Tekton's one init
 // container (prepare): 12 KiB shared among the pod's containers, at most
@@ -105,8 +94,8 @@ func resultsBudget(steps int) int {
 
 // Operation is one thing the controllers ask a provider to do.
 type Operation struct {
-	Kind      string // pipeline, run, runschedule, experiment
-	Operation string // create, update, delete
+	Kind      contract.Kind
+	Operation contract.Operation
 	// Compiles says the operation's pipeline runs the compile Task first
 	// and hands its definition to the provider.
 	Compiles bool
@@ -114,21 +103,21 @@ type Operation struct {
 }
 
 // TaskName is the name of the operation's Task.
-func (o Operation) TaskName() string { return "kfp-" + o.Kind + "-" + o.Operation }
+func (o Operation) TaskName() string { return "kfp-" + string(o.Kind) + "-" + string(o.Operation) }
 
 // Operations are every operation the controllers need.
 var Operations = []Operation{
-	{"pipeline", "create", true, "Compile a pipeline and create it in the provider's backend."},
-	{"pipeline", "update", true, "Compile a pipeline and upload it as a new version in the provider's backend."},
-	{"pipeline", "delete", false, "Delete a pipeline from the provider's backend."},
-	{"run", "create", false, "Start a run in the provider's backend."},
-	{"run", "delete", false, "Delete (or cancel) a run in the provider's backend."},
-	{"runschedule", "create", false, "Create a recurring run in the provider's backend."},
-	{"runschedule", "update", false, "Update a recurring run in the provider's backend."},
-	{"runschedule", "delete", false, "Delete a recurring run from the provider's backend."},
-	{"experiment", "create", false, "Create an experiment in the provider's backend."},
-	{"experiment", "update", false, "Update an experiment in the provider's backend."},
-	{"experiment", "delete", false, "Delete an experiment from the provider's backend."},
+	{contract.KindPipeline, contract.OperationCreate, true, "Compile a pipeline and create it in the provider's backend."},
+	{contract.KindPipeline, contract.OperationUpdate, true, "Compile a pipeline and upload it as a new version in the provider's backend."},
+	{contract.KindPipeline, contract.OperationDelete, false, "Delete a pipeline from the provider's backend."},
+	{contract.KindRun, contract.OperationCreate, false, "Start a run in the provider's backend."},
+	{contract.KindRun, contract.OperationDelete, false, "Delete (or cancel) a run in the provider's backend."},
+	{contract.KindRunSchedule, contract.OperationCreate, false, "Create a recurring run in the provider's backend."},
+	{contract.KindRunSchedule, contract.OperationUpdate, false, "Update a recurring run in the provider's backend."},
+	{contract.KindRunSchedule, contract.OperationDelete, false, "Delete a recurring run from the provider's backend."},
+	{contract.KindExperiment, contract.OperationCreate, false, "Create an experiment in the provider's backend."},
+	{contract.KindExperiment, contract.OperationUpdate, false, "Update an experiment in the provider's backend."},
+	{contract.KindExperiment, contract.OperationDelete, false, "Delete an experiment from the provider's backend."},
 }
 
 // Tasks are the shared Tasks: the operations' in Operations order, then
@@ -173,7 +162,7 @@ func operationTask(op Operation) *tektonv1.Task {
 		{Name: "KFP_PROVIDER_CONFIG", Value: "$(params." + ParamProviderConfig + ")"},
 	}
 	var workspaces []tektonv1.WorkspaceDeclaration
-	providerArgs := []string{op.Kind, op.Operation,
+	providerArgs := []string{string(op.Kind), string(op.Operation),
 		"--provider-config", FileProviderConfig, "--resource", FileResource, "--output", FileOutput}
 	if op.Compiles {
 		params = append(params, stringParam(ParamDefinitionDigest, "The compile Task's digest of the definition in the "+WorkspaceDefinition+" workspace."))
@@ -252,7 +241,7 @@ func compileTask() *tektonv1.Task {
 	}
 	return &tektonv1.Task{
 		TypeMeta:   metav1.TypeMeta{APIVersion: tektonv1.SchemeGroupVersion.String(), Kind: "Task"},
-		ObjectMeta: taskMeta(CompileTaskName, "pipeline", "compile"),
+		ObjectMeta: taskMeta(CompileTaskName, contract.KindPipeline, contract.OperationCompile),
 		Spec: tektonv1.TaskSpec{
 			Description: "Compile a pipeline with its framework's compiler, in the pipeline's image, with no service account token; hand the definition on in the " + WorkspaceDefinition + " workspace.",
 			Params: tektonv1.ParamSpecs{
@@ -275,16 +264,16 @@ func compileTask() *tektonv1.Task {
 	}
 }
 
-func taskMeta(name, kind, operation string) metav1.ObjectMeta {
+func taskMeta(name string, kind contract.Kind, operation contract.Operation) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Labels: map[string]string{
-		LabelManagedBy: ManagedBy,
-		LabelKind:      kind,
-		LabelOperation: operation,
+		contract.LabelManagedBy:     contract.ManagedByOperator,
+		contract.LabelTaskKind:      string(kind),
+		contract.LabelTaskOperation: string(operation),
 	}}
 }
 
 func callsProvider(meta metav1.ObjectMeta) metav1.ObjectMeta {
-	meta.Labels[LabelCallsProvider] = "true"
+	meta.Labels[contract.LabelCallsProvider] = "true"
 	return meta
 }
 
@@ -292,7 +281,7 @@ func callsProvider(meta metav1.ObjectMeta) metav1.ObjectMeta {
 // Not by LabelManagedBy: Tekton sets it to tekton-pipelines on every pod it
 // makes (seen on the real node), so a selector on ours matches no pod.
 func ProviderCallers() map[string]string {
-	return map[string]string{LabelCallsProvider: "true"}
+	return map[string]string{contract.LabelCallsProvider: "true"}
 }
 
 // StepUser is the user every step runs as (the images' "nonroot").
@@ -312,7 +301,7 @@ func restricted() *tektonv1.StepTemplate {
 
 // PipelineTaskName is the name of the task calling the provider in an
 // operation's pipeline shape, as `tkn` shows it.
-func (o Operation) PipelineTaskName() string { return o.Kind + "-" + o.Operation }
+func (o Operation) PipelineTaskName() string { return string(o.Kind) + "-" + string(o.Operation) }
 
 // Shape is the pipelineSpec the operator embeds in the operation's
 // PipelineRuns: the task running the operation's shared Task, its results
@@ -369,7 +358,7 @@ func Shape(o Operation) *tektonv1.PipelineSpec {
 }
 
 // Find returns the operation of kind and operation.
-func Find(kind, operation string) (Operation, bool) {
+func Find(kind contract.Kind, operation contract.Operation) (Operation, bool) {
 	for _, o := range Operations {
 		if o.Kind == kind && o.Operation == operation {
 			return o, true

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/runcompletion"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
 )
@@ -66,10 +66,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	var result ctrl.Result
 	var runErr, rcErr error
-	if pr.Labels[meta.LabelRunUID] != "" {
+	if pr.Labels[contract.LabelRunUID] != "" {
 		result, runErr = r.completeRun(ctx, &pr, verdict)
 	}
-	if pr.Labels[meta.LabelRunConfigurationUID] != "" {
+	if pr.Labels[contract.LabelRunConfigurationUID] != "" {
 		rcErr = r.recordForRunConfiguration(ctx, &pr, verdict)
 	}
 	return result, errors.Join(runErr, rcErr)
@@ -109,7 +109,7 @@ func (r *Reconciler) recordForRunConfiguration(ctx context.Context, pr *tektonv1
 	if pr.Status.CompletionTime == nil {
 		return nil
 	}
-	ns, name, ok := strings.Cut(pr.Annotations[meta.AnnotationRunConfiguration], "/")
+	ns, name, ok := strings.Cut(pr.Annotations[contract.AnnotationRunConfiguration], "/")
 	if !ok {
 		return nil
 	}
@@ -117,19 +117,19 @@ func (r *Reconciler) recordForRunConfiguration(ctx context.Context, pr *tektonv1
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &rc); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if string(rc.UID) != pr.Labels[meta.LabelRunConfigurationUID] {
+	if string(rc.UID) != pr.Labels[contract.LabelRunConfigurationUID] {
 		return nil
 	}
 	kind, err := r.reportedFor(ctx, pr, &rc)
 	if err != nil || kind == "" {
 		return err
 	}
-	provider := lifecycle.ProviderKey(rc.Spec.Run.Provider, rc.Namespace)
+	provider := pipelinesv1beta1.ProviderKey(rc.Spec.Run.Provider, rc.Namespace)
 	ns, err = r.workflowNamespaceOf(ctx, provider)
 	if err != nil || ns == "" || pr.Namespace != ns {
 		return err
 	}
-	if pr.Annotations[AnnotationRecorded] == string(rc.UID) || AlreadyRecorded(&rc, pr.Name) {
+	if pr.Annotations[contract.AnnotationCompletionRecorded] == string(rc.UID) || AlreadyRecorded(&rc, pr.Name) {
 		return nil
 	}
 	v, err := verdict()
@@ -148,20 +148,16 @@ func (r *Reconciler) recordForRunConfiguration(ctx context.Context, pr *tektonv1
 	// has left the outbox's memory of published ids (a RunConfiguration
 	// with many schedules keeps more finished runs than that).
 	patch := client.MergeFrom(pr.DeepCopy())
-	metav1.SetMetaDataAnnotation(&pr.ObjectMeta, AnnotationRecorded, string(rc.UID))
+	metav1.SetMetaDataAnnotation(&pr.ObjectMeta, contract.AnnotationCompletionRecorded, string(rc.UID))
 	return client.IgnoreNotFound(r.Client.Patch(ctx, pr, patch))
 }
-
-// AnnotationRecorded on a scheduled run names the RunConfiguration (UID)
-// that recorded its completion.
-const AnnotationRecorded = "pipelines.kubeflow.org/completion-recorded"
 
 // completion is what the ended PipelineRun pr reports, for a resource of
 // namespace ns synchronised with provider ("namespace/name"); unreadable
 // says why its outputs annotation could not be read (it then has none).
 func (r *Reconciler) completion(pr *tektonv1.PipelineRun, verdict Verdict, provider string,
 	pipeline pipelinesv1beta1.PipelineReference, ns string) (c Completion, unreadable error) {
-	components, unreadable := Components(pr.Annotations[meta.AnnotationOutputs], pr.Name)
+	components, unreadable := Components(pr.Annotations[contract.AnnotationOutputs], pr.Name)
 	pns, pname, _ := strings.Cut(provider, "/")
 	data := runcompletion.EventData{
 		Status:                runcompletion.Failed,
@@ -199,7 +195,7 @@ func runConfigurationOf(run *pipelinesv1beta1.Run) *runcompletion.NamespacedName
 // scheduled minute; empty when none. Labels alone could be written by
 // anyone who can create PipelineRuns in the namespace.
 func (r *Reconciler) reportedFor(ctx context.Context, pr *tektonv1.PipelineRun, rc *pipelinesv1beta1.RunConfiguration) (string, error) {
-	kind, ref, _ := strings.Cut(pr.Annotations[meta.AnnotationResource], " ")
+	kind, ref, _ := strings.Cut(pr.Annotations[contract.AnnotationResource], " ")
 	ns, name, ok := strings.Cut(ref, "/")
 	if !ok || ns != rc.Namespace {
 		return "", nil
@@ -211,9 +207,9 @@ func (r *Reconciler) reportedFor(ctx context.Context, pr *tektonv1.PipelineRun, 
 	var uidLabel string
 	switch kind {
 	case "Run":
-		obj, uidLabel = &pipelinesv1beta1.Run{}, meta.LabelRunUID
+		obj, uidLabel = &pipelinesv1beta1.Run{}, contract.LabelRunUID
 	case "RunSchedule":
-		obj, uidLabel = &pipelinesv1beta1.RunSchedule{}, meta.LabelRunScheduleUID
+		obj, uidLabel = &pipelinesv1beta1.RunSchedule{}, contract.LabelRunScheduleUID
 	default:
 		return "", nil
 	}
@@ -240,7 +236,7 @@ func (r *Reconciler) reportedFor(ctx context.Context, pr *tektonv1.PipelineRun, 
 // runOf finds the Run a PipelineRun was made for, by the annotation the
 // provider wrote and the UID label; nil when there is none (any more).
 func (r *Reconciler) runOf(ctx context.Context, pr *tektonv1.PipelineRun) (*pipelinesv1beta1.Run, error) {
-	ref, ok := strings.CutPrefix(pr.Annotations[meta.AnnotationResource], "Run ")
+	ref, ok := strings.CutPrefix(pr.Annotations[contract.AnnotationResource], "Run ")
 	ns, name, found := strings.Cut(ref, "/")
 	if !ok || !found {
 		return nil, nil
@@ -249,7 +245,7 @@ func (r *Reconciler) runOf(ctx context.Context, pr *tektonv1.PipelineRun) (*pipe
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &run); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
-	if string(run.UID) != pr.Labels[meta.LabelRunUID] {
+	if string(run.UID) != pr.Labels[contract.LabelRunUID] {
 		return nil, nil
 	}
 	return &run, nil
@@ -261,7 +257,7 @@ func (r *Reconciler) workflowNamespace(ctx context.Context, run *pipelinesv1beta
 	if !strings.Contains(run.Status.Provider.Name, "/") {
 		return "", nil
 	}
-	return r.workflowNamespaceOf(ctx, lifecycle.ProviderKey(pipelinesv1beta1.ProviderReference(run.Status.Provider.Name), run.Namespace))
+	return r.workflowNamespaceOf(ctx, pipelinesv1beta1.ProviderKey(pipelinesv1beta1.ProviderReference(run.Status.Provider.Name), run.Namespace))
 }
 
 // workflowNamespaceOf is where Provider key runs its workflows; empty when
@@ -297,7 +293,7 @@ func (r *Reconciler) failedTasks(ctx context.Context, pr *tektonv1.PipelineRun) 
 // SetupWithManager watches the Tekton provider's PipelineRuns.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	ours := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		return o.GetLabels()[meta.LabelManagedBy] == meta.ManagedBy
+		return o.GetLabels()[contract.LabelManagedBy] == contract.ManagedByTektonProvider
 	})
 	return ctrl.NewControllerManagedBy(mgr).Named("completion").
 		For(&tektonv1.PipelineRun{}, builder.WithPredicates(ours)).

@@ -22,11 +22,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/completion"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/operator"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/runcompletion"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/fixture"
 )
@@ -41,8 +40,8 @@ var ctx = context.Background()
 func mlRun(t *testing.T, ns, name string, run *pipelinesv1beta1.Run, status corev1.ConditionStatus) *tektonv1.PipelineRun {
 	pr := &tektonv1.PipelineRun{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
-			Labels:      map[string]string{meta.LabelManagedBy: meta.ManagedBy, meta.LabelRunUID: string(run.UID)},
-			Annotations: map[string]string{meta.AnnotationResource: "Run " + run.Namespace + "/" + run.Name}},
+			Labels:      map[string]string{contract.LabelManagedBy: contract.ManagedByTektonProvider, contract.LabelRunUID: string(run.UID)},
+			Annotations: map[string]string{contract.AnnotationResource: "Run " + run.Namespace + "/" + run.Name}},
 		Spec: tektonv1.PipelineRunSpec{PipelineRef: &tektonv1.PipelineRef{Name: "demo"}},
 	}
 	require.NoError(t, cp.Client.Create(ctx, pr))
@@ -86,11 +85,11 @@ func scheduledRun(t *testing.T, ns, name string, rs *pipelinesv1beta1.RunSchedul
 func endedRun(t *testing.T, ns, name string, rs *pipelinesv1beta1.RunSchedule, rc *pipelinesv1beta1.RunConfiguration, completed time.Time, status corev1.ConditionStatus) {
 	pr := &tektonv1.PipelineRun{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
-			Labels: map[string]string{meta.LabelManagedBy: meta.ManagedBy, meta.LabelRunConfigurationUID: string(rc.UID),
-				meta.LabelRunScheduleUID: string(rs.UID)},
-			Annotations: map[string]string{meta.AnnotationRunConfiguration: rc.Namespace + "/" + rc.Name,
-				meta.AnnotationResource: "RunSchedule " + rs.Namespace + "/" + rs.Name,
-				meta.AnnotationOutputs:  `[{"component":"train","output":"model","uri":"file:///kfp/artifacts/$(context.pipelineRun.name)/train/model"}]`}},
+			Labels: map[string]string{contract.LabelManagedBy: contract.ManagedByTektonProvider, contract.LabelRunConfigurationUID: string(rc.UID),
+				contract.LabelRunScheduleUID: string(rs.UID)},
+			Annotations: map[string]string{contract.AnnotationRunConfiguration: rc.Namespace + "/" + rc.Name,
+				contract.AnnotationResource: "RunSchedule " + rs.Namespace + "/" + rs.Name,
+				contract.AnnotationOutputs:  `[{"component":"train","output":"model","uri":"file:///kfp/artifacts/$(context.pipelineRun.name)/train/model"}]`}},
 		Spec: tektonv1.PipelineRunSpec{PipelineRef: &tektonv1.PipelineRef{Name: "demo"}},
 	}
 	require.NoError(t, cp.Client.Create(ctx, pr))
@@ -119,7 +118,7 @@ func scheduledRunConfiguration(t *testing.T, f *fixture.Fixture) (*pipelinesv1be
 		rs = l.Items[0]
 		return true
 	}, fixture.Wait, fixture.Tick)
-	f.Finish(t, f.EventuallyRun(t, &rs, 1, lifecycle.OpCreate), true, "nightly", "", "")
+	f.Finish(t, f.EventuallyRun(t, &rs, 1, contract.OperationCreate), true, "nightly", "", "")
 	f.Eventually(t, &rs, func(c *assert.CollectT) { assert.Equal(c, "nightly", rs.Status.Provider.ID) })
 	return rc, &rs
 }
@@ -173,7 +172,7 @@ func TestScheduledRunsQueueTheirEventsInTheirRunConfiguration(t *testing.T) {
 		for _, name := range []string{"nightly-29433120", "nightly-29433180"} {
 			var pr tektonv1.PipelineRun
 			assert.NoError(c, cp.Client.Get(ctx, client.ObjectKey{Namespace: f.NS, Name: name}, &pr))
-			assert.Equal(c, string(rc.UID), pr.Annotations[completion.AnnotationRecorded], name)
+			assert.Equal(c, string(rc.UID), pr.Annotations[contract.AnnotationCompletionRecorded], name)
 		}
 	}, fixture.Wait, fixture.Tick)
 }

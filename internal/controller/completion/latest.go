@@ -10,7 +10,7 @@ import (
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/artifactpath"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 // Components reads a finished run's output artifacts from the outputs
@@ -19,9 +19,9 @@ func Components(outputsJSON, runName string) ([]artifactpath.Component, error) {
 	if outputsJSON == "" {
 		return nil, nil
 	}
-	var outputs []meta.OutputArtifact
+	var outputs []contract.OutputArtifact
 	if err := json.Unmarshal([]byte(outputsJSON), &outputs); err != nil {
-		return nil, fmt.Errorf("annotation %s: %w", meta.AnnotationOutputs, err)
+		return nil, fmt.Errorf("annotation %s: %w", contract.AnnotationOutputs, err)
 	}
 	byName := map[string]*artifactpath.Component{}
 	var order []string
@@ -32,7 +32,7 @@ func Components(outputsJSON, runName string) ([]artifactpath.Component, error) {
 			byName[o.Component] = c
 			order = append(order, o.Component)
 		}
-		uri := strings.ReplaceAll(o.URI, meta.RunNamePlaceholder, runName)
+		uri := strings.ReplaceAll(o.URI, contract.RunNamePlaceholder, runName)
 		c.Outputs = append(c.Outputs, artifactpath.Output{Name: o.Output, Artifacts: []artifactpath.Artifact{{URI: uri}}})
 	}
 	out := make([]artifactpath.Component, len(order))

@@ -85,14 +85,14 @@ func (r *Reconciler[T]) apply(ctx context.Context, obj T, o Observation, d Decis
 func (r *Reconciler[T]) startRun(ctx context.Context, obj T, o Observation, a Action) error {
 	traits, in := r.Kind.Traits(), r.Kind.Inputs(obj)
 	var artifacts *ArtifactLocation
-	if traits.UsesArtifacts && a.Op != OpDelete { // deleting needs no artifacts, and must not wait on them
+	if traits.UsesArtifacts && a.Op != contract.OperationDelete { // deleting needs no artifacts, and must not wait on them
 		var err error
 		if artifacts, err = resolveArtifacts(ctx, r.configMaps(), obj.GetNamespace(), o.WorkflowNamespace, in.ArtifactRepository, o.Provider); err != nil {
 			return err
 		}
 	}
 	var compile *compileRun
-	if op, _ := taskdef.Find(traits.Name, a.Op); op.Compiles {
+	if op, _ := taskdef.Find(contract.Kind(traits.Name), a.Op); op.Compiles {
 		compile = compileSettings(o.Provider, r.CompileVolume, o.Compile)
 	}
 	pr, err := r.builders.build(ctx, runRequest{obj: obj, spec: in.Spec, kind: traits.Name, provider: o.Provider, op: a.Op, version: a.Version,
@@ -127,8 +127,8 @@ func (r *Reconciler[T]) startRun(ctx context.Context, obj T, o Observation, a Ac
 // resolvedParameters are the parameters a create or update runs with when
 // any was resolved from valueFrom; nil otherwise (the spec's values are
 // all, and sending them twice would double the resource's size).
-func resolvedParameters(o Observation, op string) *[]contract.Parameter {
-	if o.Resolved == nil || op == OpDelete || !o.Resolved.UsesValueFrom {
+func resolvedParameters(o Observation, op contract.Operation) *[]contract.Parameter {
+	if o.Resolved == nil || op == contract.OperationDelete || !o.Resolved.UsesValueFrom {
 		return nil
 	}
 	params := o.Resolved.Parameters
@@ -142,7 +142,7 @@ func resolvedParameters(o Observation, op string) *[]contract.Parameter {
 // update resolved its parameters from, and says which optional ones it
 // left out.
 func (r *Reconciler[T]) recordDependencies(obj T, o Observation, a Action) {
-	if o.Resolved == nil || a.Op == OpDelete {
+	if o.Resolved == nil || a.Op == contract.OperationDelete {
 		return
 	}
 	r.Kind.Record(obj, Outputs{Dependencies: &pipelinesv1beta1.Dependencies{RunConfigurations: o.Resolved.Dependencies}})
@@ -153,8 +153,8 @@ func (r *Reconciler[T]) recordDependencies(obj T, o Observation, a Action) {
 
 // pipelineRef is the pipeline a create or update runs, nil for deletes and
 // kinds that run none.
-func pipelineRef(o Observation, op string) *contract.PipelineRef {
-	if o.Pipeline == nil || op == OpDelete {
+func pipelineRef(o Observation, op contract.Operation) *contract.PipelineRef {
+	if o.Pipeline == nil || op == contract.OperationDelete {
 		return nil
 	}
 	return &contract.PipelineRef{Name: o.Pipeline.Name, Version: o.Pipeline.Version, ID: o.Pipeline.ID}
@@ -168,7 +168,7 @@ func (r *Reconciler[T]) madeFor(ctx context.Context, obj Subject, pr *tektonv1.P
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(pr), existing); err != nil {
 		return false, fmt.Errorf("reading PipelineRun %s/%s whose name is taken: %w", pr.Namespace, pr.Name, err)
 	}
-	return existing.Labels[LabelOwnerUID] == string(obj.GetUID()), nil
+	return existing.Labels[contract.LabelOwnerUID] == string(obj.GetUID()), nil
 }
 
 // cancel asks Tekton to stop a running PipelineRun (once; gone is fine).
@@ -195,7 +195,7 @@ func (r *Reconciler[T]) release(ctx context.Context, obj T, o Observation, messa
 	for _, run := range unneeded(o.Runs) {
 		r.deleteRun(ctx, run)
 	}
-	if err := status.RemoveFinalizer(ctx, r.Client, obj, Finalizer); err != nil {
+	if err := status.RemoveFinalizer(ctx, r.Client, obj, pipelinesv1beta1.FinalizerBackend); err != nil {
 		return err
 	}
 	if err := r.deleteRuns(ctx, obj, o.WorkflowNamespace); err != nil {

@@ -48,7 +48,7 @@ func TestArtifactRepositorySecretsAcrossNamespaces(t *testing.T) {
 	location := func(t *testing.T, p *pipelinesv1beta1.Pipeline) contract.ArtifactLocation {
 		t.Helper()
 		require.NoError(t, cp.Client.Create(ctx, p))
-		pr := f.EventuallyRun(t, p, 1, lifecycle.OpCreate)
+		pr := f.EventuallyRun(t, p, 1, contract.OperationCreate)
 		var cfg struct{ ArtifactRepository contract.ArtifactLocation }
 		require.NoError(t, json.Unmarshal([]byte(fixture.Params(pr)[taskdef.ParamProviderConfig]), &cfg))
 		return cfg.ArtifactRepository

@@ -28,12 +28,6 @@ type CompileVolume struct {
 // travel in API requests, which are far smaller).
 var DefaultCompileVolumeSize = resource.MustParse("64Mi")
 
-// autoCleanupPVC asks Tekton to delete a run's volumeClaimTemplate claims
-// when the run ends (honoured when Tekton's coschedule is "workspaces", its
-// default); otherwise a claim is deleted with its PipelineRun (Tekton makes
-// the run the claim's owner), when the run is pruned.
-const autoCleanupPVC = "tekton.dev/auto-cleanup-pvc"
-
 // compileRun is what a compiling operation's run needs beyond its params.
 type compileRun struct {
 	// what is compiled, with which compiler (Prepared.Compile).

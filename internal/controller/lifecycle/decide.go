@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/outcome"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/status"
 )
@@ -33,7 +34,8 @@ const (
 type Action struct {
 	Kind ActionKind
 	// Op and Version are the operation StartRun starts, at a spec version.
-	Op, Version string
+	Op      contract.Operation
+	Version string
 	// Attempt counts the failed attempts of Op at Version before this one.
 	Attempt int
 	// Ordinal numbers the resource's runs; it names the run, so a pruned
@@ -95,7 +97,7 @@ func decideSync(o Observation) Decision {
 			claimed.Name, key))
 	case o.Provider == nil && o.ProviderKey.Namespace == o.Namespace:
 		return stalled(pipelinesv1beta1.ReasonProviderNotFound, fmt.Sprintf("provider %s does not exist", key))
-	case o.Provider == nil || !Admits(o.Provider, o.Namespace):
+	case o.Provider == nil || !o.Provider.Admits(o.Namespace):
 		// Another namespace's Provider: missing and not admitting read the
 		// same, so a namespace it does not serve learns nothing of it.
 		return stalled(pipelinesv1beta1.ReasonNamespaceNotAllowed, notAdmittedMessage(key, o.Namespace))
@@ -113,7 +115,7 @@ func decideSync(o Observation) Decision {
 	}
 
 	runs := runSet(o.Runs)
-	if latest := runs.latest(OpCreate, OpUpdate); latest != nil && !latest.Done {
+	if latest := runs.latest(contract.OperationCreate, contract.OperationUpdate); latest != nil && !latest.Done {
 		return Decision{Report: report(status.Progressing(operationState(latest.Op), runs.runningMessage(latest)))}
 	}
 	d := Decision{Record: runs.record()}
@@ -139,9 +141,9 @@ func decideSync(o Observation) Decision {
 		d.Observed = true
 		return d
 	}
-	op := OpCreate
+	op := contract.OperationCreate
 	if d.Record != nil {
-		op = OpUpdate
+		op = contract.OperationUpdate
 	}
 	if blocked := pipelineBlocks(o, operationState(op)); blocked != nil {
 		blocked.Record = d.Record
@@ -179,7 +181,7 @@ func decideDeletion(o Observation) Decision {
 		return Decision{Action: Action{Kind: Release}}
 	}
 	runs := runSet(o.Runs)
-	if latest := runs.latest(OpCreate, OpUpdate); latest != nil && !latest.Done {
+	if latest := runs.latest(contract.OperationCreate, contract.OperationUpdate); latest != nil && !latest.Done {
 		if o.SkipBackendDeletion {
 			// Let it go now, as the annotation asks: stop the pending run
 			// rather than wait for it (it may never end).
@@ -198,7 +200,7 @@ func decideDeletion(o Observation) Decision {
 	}
 	record := runs.record()
 	key := o.ProviderKey.String()
-	skipHint := fmt.Sprintf("annotate the resource with %s=true to let it go without deleting it from the backend", AnnotationSkipBackendDeletion)
+	skipHint := fmt.Sprintf("annotate the resource with %s=true to let it go without deleting it from the backend", pipelinesv1beta1.AnnotationSkipBackendDeletion)
 	switch {
 	case record == nil && o.Status.Provider.ID != "":
 		// Deleting means acting on that id as the Provider's service account:
@@ -214,14 +216,14 @@ func decideDeletion(o Observation) Decision {
 			"cannot delete from the backend: provider %s does not exist. Restore it, or %s", key, skipHint))
 		d.Outcome = outcome.WaitFor(o.RetryAfter)
 		return d
-	case !Admits(o.Provider, o.Namespace):
+	case !o.Provider.Admits(o.Namespace):
 		return stalled(pipelinesv1beta1.ReasonNamespaceNotAllowed, fmt.Sprintf(
 			"cannot delete from the backend: provider %s does not admit namespace %s. Add it to the Provider's spec.allowedNamespaces, or %s",
 			key, o.Namespace, skipHint))
 	case !providerServesDeletion(o.Provider):
 		return Decision{Report: report(status.Blocked(pipelinesv1beta1.ReasonProviderNotReady, pipelinesv1beta1.StateDeleting, notReadyMessage(o.Provider)))}
 	}
-	if deleted := runs.latest(OpDelete); deleted != nil {
+	if deleted := runs.latest(contract.OperationDelete); deleted != nil {
 		switch {
 		case !deleted.Done:
 			return Decision{Report: report(status.Progressing(pipelinesv1beta1.StateDeleting, runs.runningMessage(deleted)))}
@@ -229,7 +231,7 @@ func decideDeletion(o Observation) Decision {
 			return Decision{Action: Action{Kind: Release}}
 		}
 	}
-	d := startOrWait(o, runs, OpDelete, record.VersionLabel)
+	d := startOrWait(o, runs, contract.OperationDelete, record.VersionLabel)
 	d.Record = record // the id the delete acts on
 	return d
 }
@@ -267,7 +269,7 @@ func pipelineBlocks(o Observation, state pipelinesv1beta1.SynchronizationState) 
 
 // startOrWait starts op at version, or waits out the backoff after its
 // last failed attempt.
-func startOrWait(o Observation, runs runSet, op, version string) Decision {
+func startOrWait(o Observation, runs runSet, op contract.Operation, version string) Decision {
 	failures := runs.failed(op, labelVersion(version))
 	previous := ""
 	if n := len(failures); n > 0 {
@@ -384,11 +386,11 @@ func (e *createRefusal) permanent() bool {
 }
 
 // operationState is the Synchronized state while op runs.
-func operationState(op string) pipelinesv1beta1.SynchronizationState {
+func operationState(op contract.Operation) pipelinesv1beta1.SynchronizationState {
 	switch op {
-	case OpUpdate:
+	case contract.OperationUpdate:
 		return pipelinesv1beta1.StateUpdating
-	case OpDelete:
+	case contract.OperationDelete:
 		return pipelinesv1beta1.StateDeleting
 	}
 	return pipelinesv1beta1.StateCreating

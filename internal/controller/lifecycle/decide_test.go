@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/outcome"
 )
 
@@ -53,8 +54,8 @@ func observation(change func(*Observation)) Observation {
 // (negative: still running).
 type runOpt func(*RunRecord)
 
-func run(ordinal int, op, version string, opts ...runOpt) *RunRecord {
-	r := &RunRecord{Namespace: "team-a", Name: "run-" + op + "-" + version + "-" + string(rune('0'+ordinal)),
+func run(ordinal int, op contract.Operation, version string, opts ...runOpt) *RunRecord {
+	r := &RunRecord{Namespace: "team-a", Name: "run-" + string(op) + "-" + version + "-" + string(rune('0'+ordinal)),
 		Op: op, VersionLabel: version, Ordinal: ordinal, Provider: "team-a/kfp"}
 	for _, opt := range opts {
 		opt(r)
@@ -75,7 +76,7 @@ func cancelled(r *RunRecord) { r.Cancelled = true }
 // want is the part of a Decision a row checks.
 type want struct {
 	action   ActionKind
-	op       string
+	op       contract.Operation
 	version  string
 	ordinal  int
 	attempt  int
@@ -130,7 +131,7 @@ func TestDecideSync(t *testing.T) {
 	}{{
 		name: "a new resource starts its create as run 1",
 		o:    observation(nil),
-		want: want{action: StartRun, op: OpCreate, version: "v2", ordinal: 1, ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing,
+		want: want{action: StartRun, op: contract.OperationCreate, version: "v2", ordinal: 1, ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing,
 			state: pipelinesv1beta1.StateCreating, message: []string{"is running (version v2)"}},
 	}, {
 		name: "the provider cannot change once synchronised",
@@ -152,7 +153,7 @@ func TestDecideSync(t *testing.T) {
 	}, {
 		name: "a provider admitting every namespace serves another",
 		o:    observation(func(o *Observation) { o.Namespace, o.Provider = "team-b", readyProvider("*") }),
-		want: want{action: StartRun, op: OpCreate, version: "v2", ordinal: 1, ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing},
+		want: want{action: StartRun, op: contract.OperationCreate, version: "v2", ordinal: 1, ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing},
 	}, {
 		name: "a provider not Ready keeps the resource waiting, Ready unknown",
 		o:    observation(func(o *Observation) { o.Provider = notReadyProvider() }),
@@ -168,23 +169,27 @@ func TestDecideSync(t *testing.T) {
 		want: want{outcome: outcome.Waiting, after: time.Second},
 	}, {
 		name: "a running create is reported, nothing started",
-		o:    observation(func(o *Observation) { o.Runs = []*RunRecord{run(1, OpCreate, "v2")} }),
+		o:    observation(func(o *Observation) { o.Runs = []*RunRecord{run(1, contract.OperationCreate, "v2")} }),
 		want: want{ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing, message: []string{"run-create-v2-1 is running"}},
 	}, {
 		name: "a succeeded create at the current version is synchronised",
-		o:    observation(func(o *Observation) { o.Runs = []*RunRecord{run(1, OpCreate, "v2", succeededAt("p-1", time.Minute))} }),
+		o: observation(func(o *Observation) {
+			o.Runs = []*RunRecord{run(1, contract.OperationCreate, "v2", succeededAt("p-1", time.Minute))}
+		}),
 		want: want{ready: True, reason: pipelinesv1beta1.ReasonSynchronized, state: pipelinesv1beta1.StateSucceeded,
 			message: []string{"version v2 synchronised", "id p-1"}, observed: true, record: "p-1"},
 	}, {
 		name: "a new version updates the recorded id",
-		o:    observation(func(o *Observation) { o.Runs = []*RunRecord{run(1, OpCreate, "v1", succeededAt("p-1", time.Minute))} }),
-		want: want{action: StartRun, op: OpUpdate, version: "v2", ordinal: 2, ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing,
+		o: observation(func(o *Observation) {
+			o.Runs = []*RunRecord{run(1, contract.OperationCreate, "v1", succeededAt("p-1", time.Minute))}
+		}),
+		want: want{action: StartRun, op: contract.OperationUpdate, version: "v2", ordinal: 2, ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing,
 			state: pipelinesv1beta1.StateUpdating, record: "p-1"},
 	}, {
 		name: "a create-only kind is synchronised once created, whatever its version",
 		o: observation(func(o *Observation) {
 			o.Traits.CreateOnly = true
-			o.Runs = []*RunRecord{run(1, OpCreate, "v1", succeededAt("r-1", time.Minute))}
+			o.Runs = []*RunRecord{run(1, contract.OperationCreate, "v1", succeededAt("r-1", time.Minute))}
 		}),
 		want: want{ready: True, reason: pipelinesv1beta1.ReasonSynchronized, message: []string{"created in provider team-a/kfp (id r-1)"},
 			observed: true, record: "r-1"},
@@ -213,38 +218,40 @@ func TestDecideSync(t *testing.T) {
 	}, {
 		name: "a failed create waits out its backoff, saying why it failed",
 		o: observation(func(o *Observation) {
-			o.Runs = []*RunRecord{run(1, OpCreate, "v2", failedAt("provider error: quota", 4*time.Second))}
+			o.Runs = []*RunRecord{run(1, contract.OperationCreate, "v2", failedAt("provider error: quota", 4*time.Second))}
 		}),
 		want: want{ready: False, reason: pipelinesv1beta1.ReasonPipelineRunFailed, state: pipelinesv1beta1.StateFailed,
 			message: []string{"provider error: quota", "attempt 1; retrying in 6s"}, outcome: outcome.Waiting, after: 6 * time.Second},
 	}, {
 		name: "after the backoff the next attempt starts, naming the previous failure",
 		o: observation(func(o *Observation) {
-			o.Runs = []*RunRecord{run(1, OpCreate, "v2", failedAt("provider error: quota", 11*time.Second))}
+			o.Runs = []*RunRecord{run(1, contract.OperationCreate, "v2", failedAt("provider error: quota", 11*time.Second))}
 		}),
-		want: want{action: StartRun, op: OpCreate, version: "v2", ordinal: 2, attempt: 1, ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing,
+		want: want{action: StartRun, op: contract.OperationCreate, version: "v2", ordinal: 2, attempt: 1, ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing,
 			message: []string{"attempt 2; the previous one: provider error: quota"}},
 	}, {
 		name: "the backoff doubles per failure",
 		o: observation(func(o *Observation) {
-			o.Runs = []*RunRecord{run(1, OpCreate, "v2", failedAt("a", time.Hour)), run(2, OpCreate, "v2", failedAt("b", 15*time.Second))}
+			o.Runs = []*RunRecord{run(1, contract.OperationCreate, "v2", failedAt("a", time.Hour)), run(2, contract.OperationCreate, "v2", failedAt("b", 15*time.Second))}
 		}),
 		want: want{ready: False, reason: pipelinesv1beta1.ReasonPipelineRunFailed, message: []string{"b (attempt 2; retrying in 5s)"},
 			outcome: outcome.Waiting, after: 5 * time.Second},
 	}, {
 		name: "failures of an earlier version do not delay a new one",
-		o:    observation(func(o *Observation) { o.Runs = []*RunRecord{run(1, OpCreate, "v1", failedAt("a", time.Second))} }),
-		want: want{action: StartRun, op: OpCreate, version: "v2", ordinal: 2, attempt: 0, ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing},
+		o: observation(func(o *Observation) {
+			o.Runs = []*RunRecord{run(1, contract.OperationCreate, "v1", failedAt("a", time.Second))}
+		}),
+		want: want{action: StartRun, op: contract.OperationCreate, version: "v2", ordinal: 2, attempt: 0, ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing},
 	}, {
 		name: "an older failed run pruned: the next attempt takes a new name, not the newest run's",
 		o: observation(func(o *Observation) {
-			o.Runs = []*RunRecord{run(2, OpCreate, "v2", failedAt("b", time.Hour))} // run 1 was pruned
+			o.Runs = []*RunRecord{run(2, contract.OperationCreate, "v2", failedAt("b", time.Hour))} // run 1 was pruned
 		}),
-		want: want{action: StartRun, op: OpCreate, version: "v2", ordinal: 3, attempt: 1, ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing},
+		want: want{action: StartRun, op: contract.OperationCreate, version: "v2", ordinal: 3, attempt: 1, ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing},
 	}, {
 		name: "a running retry says which attempt it is and why the last failed",
 		o: observation(func(o *Observation) {
-			o.Runs = []*RunRecord{run(1, OpCreate, "v2", failedAt("provider error: quota", time.Hour)), run(2, OpCreate, "v2")}
+			o.Runs = []*RunRecord{run(1, contract.OperationCreate, "v2", failedAt("provider error: quota", time.Hour)), run(2, contract.OperationCreate, "v2")}
 		}),
 		want: want{ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing, message: []string{"attempt 2; the previous one: provider error: quota"}},
 	}, {
@@ -274,7 +281,7 @@ func TestDecideSync(t *testing.T) {
 		o: observation(func(o *Observation) {
 			o.Pipeline = &PipelineView{Namespace: "team-a", Name: "penguin", Found: true, ID: "p-1", Provider: "team-a/kfp", Version: "v1"}
 		}),
-		want: want{action: StartRun, op: OpCreate, version: "v2", ordinal: 1, ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing},
+		want: want{action: StartRun, op: contract.OperationCreate, version: "v2", ordinal: 1, ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing},
 	}, {
 		name: "a Pipeline in another provider's backend cannot run",
 		o: observation(func(o *Observation) {
@@ -287,13 +294,13 @@ func TestDecideSync(t *testing.T) {
 		o: observation(func(o *Observation) {
 			o.Pipeline = &PipelineView{Namespace: "team-a", Name: "penguin", Floating: true, Found: true, Ready: true, ID: "p-1", Provider: "team-a/kfp", Version: "v1"}
 		}),
-		want: want{action: StartRun, op: OpCreate, version: "v2", ordinal: 1, ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing},
+		want: want{action: StartRun, op: contract.OperationCreate, version: "v2", ordinal: 1, ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing},
 	}, {
 		name: "a created Run does not care what became of its Pipeline",
 		o: observation(func(o *Observation) {
 			o.Traits.CreateOnly = true
 			o.Pipeline = &PipelineView{Namespace: "team-a", Name: "penguin", Floating: true}
-			o.Runs = []*RunRecord{run(1, OpCreate, "v2", succeededAt("r-1", time.Minute))}
+			o.Runs = []*RunRecord{run(1, contract.OperationCreate, "v2", succeededAt("r-1", time.Minute))}
 		}),
 		want: want{ready: True, reason: pipelinesv1beta1.ReasonSynchronized, observed: true, record: "r-1"},
 	}} {
@@ -328,7 +335,7 @@ func TestDecideDeletion(t *testing.T) {
 			}
 		})
 	}
-	created := run(1, OpCreate, "v2", succeededAt("p-1", time.Hour))
+	created := run(1, contract.OperationCreate, "v2", succeededAt("p-1", time.Hour))
 	for _, tc := range []struct {
 		name string
 		o    Observation
@@ -336,7 +343,7 @@ func TestDecideDeletion(t *testing.T) {
 	}{{
 		name: "a synchronised resource is deleted from the backend at its recorded version",
 		o:    deleting(func(o *Observation) { o.Runs = []*RunRecord{created} }),
-		want: want{action: StartRun, op: OpDelete, version: "v2", ordinal: 2, ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing,
+		want: want{action: StartRun, op: contract.OperationDelete, version: "v2", ordinal: 2, ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing,
 			state: pipelinesv1beta1.StateDeleting, record: "p-1"},
 	}, {
 		name: "a create just started and not yet in view holds the deletion",
@@ -359,7 +366,7 @@ func TestDecideDeletion(t *testing.T) {
 			o.Status.Provider = pipelinesv1beta1.ProviderAndID{Name: "team-a/kfp", ID: "other-team-pipeline"}
 		}),
 		want: want{ready: False, reason: pipelinesv1beta1.ReasonBackendRecordMissing,
-			message: []string{`"other-team-pipeline"`, AnnotationSkipBackendDeletion}, observed: true, outcome: outcome.Stalled},
+			message: []string{`"other-team-pipeline"`, pipelinesv1beta1.AnnotationSkipBackendDeletion}, observed: true, outcome: outcome.Stalled},
 	}, {
 		name: "a provider that does not admit the namespace deletes nothing for it",
 		o: deleting(func(o *Observation) {
@@ -371,7 +378,7 @@ func TestDecideDeletion(t *testing.T) {
 	}, {
 		name: "a deleted provider holds the resource, naming the way out, and is looked for again",
 		o:    deleting(func(o *Observation) { o.Provider, o.Runs = nil, []*RunRecord{created} }),
-		want: want{ready: False, reason: pipelinesv1beta1.ReasonProviderNotFound, message: []string{AnnotationSkipBackendDeletion},
+		want: want{ready: False, reason: pipelinesv1beta1.ReasonProviderNotFound, message: []string{pipelinesv1beta1.AnnotationSkipBackendDeletion},
 			observed: true, outcome: outcome.Waiting, after: 30 * time.Second},
 	}, {
 		name: "a provider not Ready holds the delete",
@@ -384,22 +391,22 @@ func TestDecideDeletion(t *testing.T) {
 			o.Provider.Status.Conditions[0].Status = metav1.ConditionFalse
 			o.Provider.Status.Conditions[0].Reason = pipelinesv1beta1.ReasonProviderInUse
 		}),
-		want: want{action: StartRun, op: OpDelete, version: "v2", ordinal: 2, ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing,
+		want: want{action: StartRun, op: contract.OperationDelete, version: "v2", ordinal: 2, ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing,
 			state: pipelinesv1beta1.StateDeleting, record: "p-1"},
 	}, {
 		name: "a running delete is waited for",
-		o:    deleting(func(o *Observation) { o.Runs = []*RunRecord{created, run(2, OpDelete, "v2")} }),
+		o:    deleting(func(o *Observation) { o.Runs = []*RunRecord{created, run(2, contract.OperationDelete, "v2")} }),
 		want: want{ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing, state: pipelinesv1beta1.StateDeleting, message: []string{"run-delete-v2-2 is running"}},
 	}, {
 		name: "a succeeded delete releases the resource",
 		o: deleting(func(o *Observation) {
-			o.Runs = []*RunRecord{created, run(2, OpDelete, "v2", succeededAt("", time.Second))}
+			o.Runs = []*RunRecord{created, run(2, contract.OperationDelete, "v2", succeededAt("", time.Second))}
 		}),
 		want: want{action: Release},
 	}, {
 		name: "a failed delete is retried after the backoff",
 		o: deleting(func(o *Observation) {
-			o.Runs = []*RunRecord{created, run(2, OpDelete, "v2", failedAt("provider error: 503", 2*time.Second))}
+			o.Runs = []*RunRecord{created, run(2, contract.OperationDelete, "v2", failedAt("provider error: 503", 2*time.Second))}
 		}),
 		want: want{ready: False, reason: pipelinesv1beta1.ReasonPipelineRunFailed, message: []string{"provider error: 503", "retrying in 8s"},
 			outcome: outcome.Waiting, after: 8 * time.Second, record: "p-1"},
@@ -414,26 +421,26 @@ func TestDecideDeletion(t *testing.T) {
 		name: "the annotation releases a resource whose create is pending, cancelling it",
 		o: deleting(func(o *Observation) {
 			o.SkipBackendDeletion = true
-			o.Runs = []*RunRecord{run(1, OpCreate, "v2")}
+			o.Runs = []*RunRecord{run(1, contract.OperationCreate, "v2")}
 		}),
 		want: want{action: CancelAndRelease},
 	}, {
 		name: "a running create is waited for: its result may be an id the backend holds",
-		o:    deleting(func(o *Observation) { o.Runs = []*RunRecord{run(1, OpCreate, "v2")} }),
+		o:    deleting(func(o *Observation) { o.Runs = []*RunRecord{run(1, contract.OperationCreate, "v2")} }),
 		want: want{ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing, state: pipelinesv1beta1.StateDeleting,
 			message: []string{"waiting for PipelineRun team-a/run-create-v2-1 to end"}},
 	}, {
 		name: "a running Run is cancelled, then waited for",
 		o: deleting(func(o *Observation) {
 			o.Traits.CancelOnDelete = true
-			o.Runs = []*RunRecord{run(1, OpCreate, "v2")}
+			o.Runs = []*RunRecord{run(1, contract.OperationCreate, "v2")}
 		}),
 		want: want{action: Cancel, ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing},
 	}, {
 		name: "a cancelled Run is not cancelled again",
 		o: deleting(func(o *Observation) {
 			o.Traits.CancelOnDelete = true
-			o.Runs = []*RunRecord{run(1, OpCreate, "v2", cancelled)}
+			o.Runs = []*RunRecord{run(1, contract.OperationCreate, "v2", cancelled)}
 		}),
 		want: want{ready: Unknown, reason: pipelinesv1beta1.ReasonProgressing},
 	}} {
@@ -540,7 +547,7 @@ func TestOnlyUsersChanged(t *testing.T) {
 
 func TestQueued(t *testing.T) {
 	Unknown := metav1.ConditionUnknown
-	record := []*RunRecord{run(1, OpCreate, "v1", succeededAt("pipeline-7", time.Hour))}
+	record := []*RunRecord{run(1, contract.OperationCreate, "v1", succeededAt("pipeline-7", time.Hour))}
 	for _, tc := range []struct {
 		name   string
 		change func(*Observation)

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/fixture"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
@@ -53,7 +54,7 @@ func TestDeleteNeverActsOnAnIDOnlyTheStatusNames(t *testing.T) {
 	assert.Empty(t, f.RunsOf(t, p), "no run in the provider's namespace")
 
 	fixture.Update(t, f, p, func(p *pipelinesv1beta1.Pipeline) {
-		p.Annotations = map[string]string{lifecycle.AnnotationSkipBackendDeletion: "true"}
+		p.Annotations = map[string]string{pipelinesv1beta1.AnnotationSkipBackendDeletion: "true"}
 	})
 	require.Eventually(t, gone(p), fixture.Wait, fixture.Tick, "the way out the condition names")
 	assert.Empty(t, f.RunsOf(t, p))
@@ -66,12 +67,12 @@ func TestDeleteActsOnTheRecordedID(t *testing.T) {
 	e := &pipelinesv1beta1.Experiment{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "exp"},
 		Spec: pipelinesv1beta1.ExperimentSpec{Provider: "kfp", Description: "d"}}
 	require.NoError(t, cp.Client.Create(ctx, e))
-	f.Finish(t, f.EventuallyRun(t, e, 1, lifecycle.OpCreate), true, "exp-1", "", "")
+	f.Finish(t, f.EventuallyRun(t, e, 1, contract.OperationCreate), true, "exp-1", "", "")
 	f.Eventually(t, e, fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(e))
 
 	forgeStatus(t, e, pipelinesv1beta1.ProviderAndID{Name: f.NS + "/kfp", ID: "someone-elses"})
 	require.NoError(t, cp.Client.Delete(ctx, e))
-	del := f.EventuallyRun(t, e, 2, lifecycle.OpDelete)
+	del := f.EventuallyRun(t, e, 2, contract.OperationDelete)
 	var resource map[string]any
 	require.NoError(t, json.Unmarshal([]byte(fixture.Params(del)[taskdef.ParamResource]), &resource))
 	assert.Equal(t, "exp-1", resource["status"].(map[string]any)["provider"].(map[string]any)["id"])
@@ -86,9 +87,9 @@ func TestRetriesGoOnAfterRunsArePruned(t *testing.T) {
 	f := fixture.SetupWithBackoff(t, cp, time.Second)
 	p := fixture.NewPipeline(f.NS, "pruned")
 	require.NoError(t, cp.Client.Create(ctx, p))
-	first := f.EventuallyRun(t, p, 1, lifecycle.OpCreate)
+	first := f.EventuallyRun(t, p, 1, contract.OperationCreate)
 	f.Finish(t, first, true, "", "quota exceeded", "")
-	second := f.EventuallyRun(t, p, 2, lifecycle.OpCreate)
+	second := f.EventuallyRun(t, p, 2, contract.OperationCreate)
 	f.Finish(t, second, true, "", "quota exceeded", "")
 	// Prune the older run while the backoff runs.
 	require.NoError(t, cp.Client.Delete(ctx, first))

@@ -248,11 +248,11 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (result
 	}
 	if obj.GetDeletionTimestamp().IsZero() {
 		before := obj.GetResourceVersion()
-		if err := status.AddFinalizer(ctx, r.Client, obj, Finalizer); err != nil {
+		if err := status.AddFinalizer(ctx, r.Client, obj, pipelinesv1beta1.FinalizerBackend); err != nil {
 			return ctrl.Result{}, err
 		}
 		r.wrote(obj, before)
-	} else if !controllerutil.ContainsFinalizer(obj, Finalizer) {
+	} else if !controllerutil.ContainsFinalizer(obj, pipelinesv1beta1.FinalizerBackend) {
 		return ctrl.Result{}, nil
 	}
 	o, err := r.observe(ctx, obj)

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/scheme"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
@@ -55,16 +56,16 @@ func FuzzProviderKey(f *testing.F) {
 		f.Add(s, "team-b")
 	}
 	f.Fuzz(func(t *testing.T, ref, namespace string) {
-		key := ProviderKey(pipelinesv1beta1.ProviderReference(ref), namespace)
+		key := pipelinesv1beta1.ProviderKey(pipelinesv1beta1.ProviderReference(ref), namespace)
 		if ns, name, ok := strings.Cut(ref, "/"); ok {
 			if key != (types.NamespacedName{Namespace: ns, Name: name}) {
-				t.Fatalf("ProviderKey(%q) = %v", ref, key)
+				t.Fatalf("pipelinesv1beta1.ProviderKey(%q) = %v", ref, key)
 			}
 		} else if key != (types.NamespacedName{Namespace: namespace, Name: ref}) {
-			t.Fatalf("ProviderKey(%q, %q) = %v", ref, namespace, key)
+			t.Fatalf("pipelinesv1beta1.ProviderKey(%q, %q) = %v", ref, namespace, key)
 		}
 		if !strings.Contains(namespace, "/") {
-			if back := ProviderKey(pipelinesv1beta1.ProviderReference(key.String()), "elsewhere"); back != key {
+			if back := pipelinesv1beta1.ProviderKey(pipelinesv1beta1.ProviderReference(key.String()), "elsewhere"); back != key {
 				t.Fatalf("status name %q of %v reads back as %v", key.String(), key, back)
 			}
 		}
@@ -104,8 +105,8 @@ func FuzzObservePipeline(f *testing.F) {
 	p.Status.Provider = pipelinesv1beta1.ProviderAndID{Name: "team/kfp", ID: "forged-id"}
 	recorded := &tektonv1.PipelineRun{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "pipeline-penguin-create", Labels: map[string]string{
-			LabelOwnerUID: "pipeline-uid", LabelOperation: OpCreate, LabelVersion: "v6"},
-			Annotations: map[string]string{AnnotationProvider: "team/kfp"}},
+			contract.LabelOwnerUID: "pipeline-uid", contract.LabelOperation: string(contract.OperationCreate), contract.LabelVersion: "v6"},
+			Annotations: map[string]string{contract.AnnotationProvider: "team/kfp"}},
 		Status: tektonv1.PipelineRunStatus{
 			Status: duckv1.Status{Conditions: duckv1.Conditions{{Type: apis.ConditionSucceeded, Status: corev1.ConditionTrue}}},
 			PipelineRunStatusFields: tektonv1.PipelineRunStatusFields{Results: []tektonv1.PipelineRunResult{
@@ -114,7 +115,7 @@ func FuzzObservePipeline(f *testing.F) {
 	}
 	r := &Reconciler[*pipelinesv1beta1.Run]{
 		Settings: Settings{Client: fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(p, recorded).
-			WithIndex(&tektonv1.PipelineRun{}, IndexOwnerUID, func(o client.Object) []string { return []string{o.GetLabels()[LabelOwnerUID]} }).
+			WithIndex(&tektonv1.PipelineRun{}, contract.IndexOwnerUID, func(o client.Object) []string { return []string{o.GetLabels()[contract.LabelOwnerUID]} }).
 			Build()},
 	}
 	f.Fuzz(func(t *testing.T, ref string) {

@@ -36,8 +36,8 @@ type builders struct {
 	byTask sync.Map // task name -> *generator.Builder
 }
 
-func (b *builders) forOperation(kind, op string) (*generator.Builder, taskdef.Operation, error) {
-	operation, shape, err := pipelines.ForOperation(kind, op)
+func (b *builders) forOperation(kind string, op contract.Operation) (*generator.Builder, taskdef.Operation, error) {
+	operation, shape, err := pipelines.ForOperation(contract.Kind(kind), op)
 	if err != nil {
 		return nil, operation, err
 	}
@@ -54,7 +54,7 @@ type runRequest struct {
 	spec      any // obj's spec (Inputs.Spec)
 	kind      string
 	provider  *pipelinesv1beta1.Provider
-	op        string
+	op        contract.Operation
 	version   string
 	attempt   int // failed runs of this operation at this version
 	ordinal   int // the run's number among the resource's runs
@@ -74,9 +74,9 @@ type runRequest struct {
 // at version: a retry after a crash finds the run it already created
 // instead of starting a second, while a spec that returns to an earlier
 // version still gets a run of its own.
-func RunName(kind string, obj Subject, op, version string, ordinal int) string {
-	return naming.Name([]string{kind, obj.GetName(), op},
-		kind, obj.GetNamespace(), obj.GetName(), string(obj.GetUID()), op, version, strconv.Itoa(ordinal))
+func RunName(kind string, obj Subject, op contract.Operation, version string, ordinal int) string {
+	return naming.Name([]string{kind, obj.GetName(), string(op)},
+		kind, obj.GetNamespace(), obj.GetName(), string(obj.GetUID()), string(op), version, strconv.Itoa(ordinal))
 }
 
 // build builds the PipelineRun of req.
@@ -176,34 +176,34 @@ func runParams(req runRequest) (tektonv1.Params, error) {
 // runAnnotations are what a run of req records beyond its labels.
 func runAnnotations(req runRequest, compiles bool) map[string]string {
 	annotations := map[string]string{
-		AnnotationOwner:     req.obj.GetNamespace() + "/" + req.obj.GetName(),
-		AnnotationCreatedAt: req.now.UTC().Format(CreatedAtLayout),
-		AnnotationOrdinal:   strconv.Itoa(req.ordinal),
+		contract.AnnotationOwner:     req.obj.GetNamespace() + "/" + req.obj.GetName(),
+		contract.AnnotationCreatedAt: req.now.UTC().Format(contract.CreatedAtLayout),
+		contract.AnnotationOrdinal:   strconv.Itoa(req.ordinal),
 		// Whole, as the label may be shortened: a Provider name can be 253 characters.
-		AnnotationProvider: req.provider.Namespace + "/" + req.provider.Name,
+		contract.AnnotationProvider: req.provider.Namespace + "/" + req.provider.Name,
 	}
 	if req.pipeline != nil {
-		annotations[AnnotationPipelineVersion] = req.pipeline.Version
+		annotations[contract.AnnotationPipelineVersion] = req.pipeline.Version
 	}
 	if compiles {
-		annotations[autoCleanupPVC] = "true"
+		annotations[contract.AnnotationAutoCleanupPVC] = "true"
 	}
 	return annotations
 }
 
 func runLabels(req runRequest) map[string]string {
 	return map[string]string{
-		LabelManagedBy:      ManagedBy,
-		LabelOwnerKind:      req.kind,
-		LabelOwnerName:      naming.LabelValue(req.obj.GetName()),
-		LabelOwnerNamespace: req.obj.GetNamespace(),
-		LabelOwnerUID:       string(req.obj.GetUID()),
-		LabelOperation:      req.op,
-		LabelProvider:       naming.LabelValue(req.provider.Name),
-		LabelProviderNS:     req.provider.Namespace,
-		LabelVersion:        naming.LabelValue(req.version),
-		LabelAttempt:        strconv.Itoa(req.attempt),
-		LabelTektonPipeline: naming.LabelValue(req.kind, req.obj.GetNamespace(), req.obj.GetName()),
+		contract.LabelManagedBy:      contract.ManagedByOperator,
+		contract.LabelOwnerKind:      req.kind,
+		contract.LabelOwnerName:      naming.LabelValue(req.obj.GetName()),
+		contract.LabelOwnerNamespace: req.obj.GetNamespace(),
+		contract.LabelOwnerUID:       string(req.obj.GetUID()),
+		contract.LabelOperation:      string(req.op),
+		contract.LabelProvider:       naming.LabelValue(req.provider.Name),
+		contract.LabelProviderNS:     req.provider.Namespace,
+		contract.LabelVersion:        naming.LabelValue(req.version),
+		contract.LabelAttempt:        strconv.Itoa(req.attempt),
+		contract.LabelTektonPipeline: naming.LabelValue(req.kind, req.obj.GetNamespace(), req.obj.GetName()),
 	}
 }
 

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/fixture"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
@@ -36,7 +36,7 @@ func TestFailuresAreReportedAndRetriedWithBackoff(t *testing.T) {
 	p := fixture.NewPipeline(f.NS, "flaky")
 	require.NoError(t, cp.Client.Create(ctx, p))
 
-	first := f.EventuallyRun(t, p, 1, lifecycle.OpCreate)
+	first := f.EventuallyRun(t, p, 1, contract.OperationCreate)
 	f.Finish(t, first, true, "", "quota exceeded in project ml", "")
 	f.Eventually(t, p, func(c *assert.CollectT) {
 		fixture.ReadyIs(metav1.ConditionFalse, pipelinesv1beta1.ReasonPipelineRunFailed)(p)(c)
@@ -48,14 +48,14 @@ func TestFailuresAreReportedAndRetriedWithBackoff(t *testing.T) {
 		assert.Equal(c, string(pipelinesv1beta1.StateFailed), fixture.Condition(p, pipelinesv1beta1.ConditionSynchronized).Reason)
 	})
 
-	second := f.EventuallyRun(t, p, 2, lifecycle.OpCreate)
-	assert.Equal(t, "1", second.Labels[lifecycle.LabelAttempt], "the retry is a new attempt")
+	second := f.EventuallyRun(t, p, 2, contract.OperationCreate)
+	assert.Equal(t, "1", second.Labels[contract.LabelAttempt], "the retry is a new attempt")
 	assert.GreaterOrEqual(t, second.CreationTimestamp.Sub(first.Status.CompletionTime.Time), time.Second, "after the backoff")
 	f.Eventually(t, p, fixture.ReadyMessageContains(p, "attempt 2; the previous one: provider error"))
 	f.Finish(t, second, false, "", "", "Tasks Completed: 1 (Failed: 1, Cancelled 0), Skipped: 0")
 	f.Eventually(t, p, fixture.ReadyMessageContains(p, "Failed: 1", "attempt 2"))
 
-	third := f.EventuallyRun(t, p, 3, lifecycle.OpCreate)
+	third := f.EventuallyRun(t, p, 3, contract.OperationCreate)
 	f.Finish(t, third, true, "pipeline-7", "", "")
 	f.Eventually(t, p, fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(p))
 }
@@ -66,7 +66,7 @@ func TestRestartCreatesNoSecondRun(t *testing.T) {
 	f := fixture.Setup(t, cp)
 	p := fixture.NewPipeline(f.NS, "restart")
 	require.NoError(t, cp.Client.Create(ctx, p))
-	pr := f.EventuallyRun(t, p, 1, lifecycle.OpCreate)
+	pr := f.EventuallyRun(t, p, 1, contract.OperationCreate)
 	f.StopOperator()
 
 	// As if the status write had never happened.
@@ -86,7 +86,7 @@ func TestPipelineRunDeletedMidFlightIsRecreated(t *testing.T) {
 	f := fixture.Setup(t, cp)
 	p := fixture.NewPipeline(f.NS, "interrupted")
 	require.NoError(t, cp.Client.Create(ctx, p))
-	pr := f.EventuallyRun(t, p, 1, lifecycle.OpCreate)
+	pr := f.EventuallyRun(t, p, 1, contract.OperationCreate)
 	require.NoError(t, cp.Client.Delete(ctx, pr))
 	var again *tektonv1.PipelineRun
 	require.Eventually(t, func() bool {
@@ -106,7 +106,7 @@ func TestSpecChangedWhileRunningWaitsThenSyncsTheNewest(t *testing.T) {
 	f := fixture.Setup(t, cp)
 	p := fixture.NewPipeline(f.NS, "busy")
 	require.NoError(t, cp.Client.Create(ctx, p))
-	create := f.EventuallyRun(t, p, 1, lifecycle.OpCreate)
+	create := f.EventuallyRun(t, p, 1, contract.OperationCreate)
 
 	for _, v := range []string{"11", "12"} {
 		fixture.Update(t, f, p, func(p *pipelinesv1beta1.Pipeline) { p.Spec.Env[0].Value = v })
@@ -114,7 +114,7 @@ func TestSpecChangedWhileRunningWaitsThenSyncsTheNewest(t *testing.T) {
 	require.Never(t, func() bool { return len(f.RunsOf(t, p)) > 1 }, time.Second, fixture.Tick, "nothing starts while an operation runs")
 
 	f.Finish(t, create, true, "pipeline-3", "", "")
-	update := f.EventuallyRun(t, p, 2, lifecycle.OpUpdate)
+	update := f.EventuallyRun(t, p, 2, contract.OperationUpdate)
 	var cfg map[string]any
 	require.NoError(t, json.Unmarshal([]byte(fixture.Params(update)[taskdef.ParamPipelineConfig]), &cfg))
 	assert.Equal(t, "12", cfg["env"].([]any)[0].(map[string]any)["value"], "the newest spec")
@@ -129,13 +129,13 @@ func TestFailedDeleteIsRetriedAndReported(t *testing.T) {
 	e := &pipelinesv1beta1.Experiment{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "sticky"},
 		Spec: pipelinesv1beta1.ExperimentSpec{Provider: "kfp"}}
 	require.NoError(t, cp.Client.Create(ctx, e))
-	f.Finish(t, f.EventuallyRun(t, e, 1, lifecycle.OpCreate), true, "exp-1", "", "")
+	f.Finish(t, f.EventuallyRun(t, e, 1, contract.OperationCreate), true, "exp-1", "", "")
 	f.Eventually(t, e, fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(e))
 	require.NoError(t, cp.Client.Delete(ctx, e))
-	f.Finish(t, f.EventuallyRun(t, e, 2, lifecycle.OpDelete), true, "", "experiment has runs", "")
+	f.Finish(t, f.EventuallyRun(t, e, 2, contract.OperationDelete), true, "", "experiment has runs", "")
 	f.Eventually(t, e, fixture.ReadyMessageContains(e, "experiment has runs"))
-	retry := f.EventuallyRun(t, e, 3, lifecycle.OpDelete)
-	assert.Equal(t, "1", retry.Labels[lifecycle.LabelAttempt])
+	retry := f.EventuallyRun(t, e, 3, contract.OperationDelete)
+	assert.Equal(t, "1", retry.Labels[contract.LabelAttempt])
 	f.Eventually(t, e, fixture.ReadyMessageContains(e, "attempt 2; the previous one: provider error"))
 	f.Finish(t, retry, true, "exp-1", "", "")
 	require.Eventually(t, func() bool {
@@ -150,12 +150,12 @@ func TestSpecRevertedAndRestoredSyncsEachTime(t *testing.T) {
 	e := &pipelinesv1beta1.Experiment{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "flipflop"},
 		Spec: pipelinesv1beta1.ExperimentSpec{Provider: "kfp", Description: "A"}}
 	require.NoError(t, cp.Client.Create(ctx, e))
-	f.Finish(t, f.EventuallyRun(t, e, 1, lifecycle.OpCreate), true, "exp-1", "", "")
+	f.Finish(t, f.EventuallyRun(t, e, 1, contract.OperationCreate), true, "exp-1", "", "")
 	f.Eventually(t, e, fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(e))
 	versions := map[string]string{"A": e.Status.Version}
 	for i, d := range []string{"B", "A", "B"} {
 		fixture.Update(t, f, e, func(o *pipelinesv1beta1.Experiment) { o.Spec.Description = d })
-		f.Finish(t, f.EventuallyRun(t, e, i+2, lifecycle.OpUpdate), true, "exp-1", "", "")
+		f.Finish(t, f.EventuallyRun(t, e, i+2, contract.OperationUpdate), true, "exp-1", "", "")
 		f.Eventually(t, e, func(c *assert.CollectT) {
 			fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(e)(c)
 			if want, ok := versions[d]; ok {
@@ -175,7 +175,7 @@ func TestSuccessWithoutAnIDIsAFailure(t *testing.T) {
 	e := &pipelinesv1beta1.Experiment{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "anonymous"},
 		Spec: pipelinesv1beta1.ExperimentSpec{Provider: "kfp"}}
 	require.NoError(t, cp.Client.Create(ctx, e))
-	f.Finish(t, f.EventuallyRun(t, e, 1, lifecycle.OpCreate), true, "", "", "")
+	f.Finish(t, f.EventuallyRun(t, e, 1, contract.OperationCreate), true, "", "", "")
 	f.Eventually(t, e, func(c *assert.CollectT) {
 		cond := fixture.Condition(e, pipelinesv1beta1.ConditionReady)
 		if assert.NotNil(c, cond) {

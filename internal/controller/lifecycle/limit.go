@@ -16,12 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/inflight"
 )
-
-// IndexUnfinishedProvider indexes the operator's operation PipelineRuns
-// that have not ended by "namespace/name" of their Provider.
-const IndexUnfinishedProvider = "pipelines.kubeflow.org/unfinished.provider"
 
 // NewLimiter bounds the operations in flight per Provider to limit, for
 // every lifecycle controller of mgr (give it to each Reconciler); call it
@@ -29,7 +26,7 @@ const IndexUnfinishedProvider = "pipelines.kubeflow.org/unfinished.provider"
 // operator's shared one, or "" when each Provider's runs live in its own.
 func NewLimiter(ctx context.Context, mgr ctrl.Manager, limit int, workflowNamespace string) (*inflight.Limiter, error) {
 	counts := func(pr *tektonv1.PipelineRun) bool { return countsForItsProvider(pr, workflowNamespace) }
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &tektonv1.PipelineRun{}, IndexUnfinishedProvider, func(obj client.Object) []string {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &tektonv1.PipelineRun{}, contract.IndexUnfinishedProvider, func(obj client.Object) []string {
 		if pr := obj.(*tektonv1.PipelineRun); counts(pr) && !pr.IsDone() {
 			return []string{runProvider(pr)}
 		}
@@ -73,7 +70,7 @@ func NewLimiter(ctx context.Context, mgr ctrl.Manager, limit int, workflowNamesp
 // isOperation: pr is one of the operator's operation runs (not an ML run
 // of the Tekton provider, which the same cache holds).
 func isOperation(pr *tektonv1.PipelineRun) bool {
-	return pr.Labels[LabelManagedBy] == ManagedBy && pr.Labels[LabelOperation] != ""
+	return pr.Labels[contract.LabelManagedBy] == contract.ManagedByOperator && pr.Labels[contract.LabelOperation] != ""
 }
 
 // countsForItsProvider: pr is an operation run where its Provider's runs
@@ -97,7 +94,7 @@ type cachedRuns struct{ cache client.Reader }
 func (c cachedRuns) Unfinished(ctx context.Context, provider string) ([]types.NamespacedName, error) {
 	list := &tektonv1.PipelineRunList{}
 	// Read only, and up to the limit of them on every admission: no copies.
-	if err := c.cache.List(ctx, list, client.MatchingFields{IndexUnfinishedProvider: provider}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := c.cache.List(ctx, list, client.MatchingFields{contract.IndexUnfinishedProvider: provider}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	runs := make([]types.NamespacedName, len(list.Items))

@@ -5,6 +5,8 @@ import (
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 // TestOnlyRunsWhereTheProviderRunsCount: a run anyone labels as an
@@ -14,12 +16,12 @@ func TestOnlyRunsWhereTheProviderRunsCount(t *testing.T) {
 		return &tektonv1.PipelineRun{ObjectMeta: metav1.ObjectMeta{
 			Namespace:   namespace,
 			Name:        "run",
-			Labels:      map[string]string{LabelManagedBy: ManagedBy, LabelOperation: OpCreate},
-			Annotations: map[string]string{AnnotationProvider: "team-a/kfp"},
+			Labels:      map[string]string{contract.LabelManagedBy: contract.ManagedByOperator, contract.LabelOperation: string(contract.OperationCreate)},
+			Annotations: map[string]string{contract.AnnotationProvider: "team-a/kfp"},
 		}}
 	}
 	unlabelled := operation("team-a")
-	delete(unlabelled.Labels, LabelOperation)
+	delete(unlabelled.Labels, contract.LabelOperation)
 	for _, c := range []struct {
 		name              string
 		run               *tektonv1.PipelineRun

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/operator"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/fixture"
 )
@@ -39,9 +39,9 @@ func TestOperationsInFlightAreBoundedPerProvider(t *testing.T) {
 
 	a, b, c := fixture.NewPipeline(f.NS, "a"), fixture.NewPipeline(f.NS, "b"), fixture.NewPipeline(f.NS, "c")
 	require.NoError(t, cp.Client.Create(ctx, a))
-	runA := f.EventuallyRun(t, a, 1, lifecycle.OpCreate)
+	runA := f.EventuallyRun(t, a, 1, contract.OperationCreate)
 	require.NoError(t, cp.Client.Create(ctx, b))
-	f.EventuallyRun(t, b, 1, lifecycle.OpCreate)
+	f.EventuallyRun(t, b, 1, contract.OperationCreate)
 	require.NoError(t, cp.Client.Create(ctx, c))
 	f.Eventually(t, c, queued(c))
 	f.Eventually(t, c, fixture.ReadyMessageContains(c, "provider "+f.NS+"/kfp has 2 operations in flight", "this create starts when one of them ends"))
@@ -64,7 +64,7 @@ func TestOperationsInFlightAreBoundedPerProvider(t *testing.T) {
 	// a's run ends: the room goes to e.
 	f.Finish(t, runA, true, "pipeline-a", "", "")
 	f.Eventually(t, a, fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(a))
-	f.EventuallyRun(t, e, 1, lifecycle.OpCreate)
+	f.EventuallyRun(t, e, 1, contract.OperationCreate)
 	f.Eventually(t, e, fixture.ReadyIs(metav1.ConditionUnknown, pipelinesv1beta1.ReasonProgressing)(e))
 	assert.Equal(t, 2, unfinished(), "b's and e's runs")
 
@@ -78,8 +78,8 @@ func TestOperationsInFlightAreBoundedPerProvider(t *testing.T) {
 		}
 		assert.Equal(c, string(pipelinesv1beta1.StateDeleting), fixture.Condition(a, pipelinesv1beta1.ConditionSynchronized).Reason)
 	})
-	f.Finish(t, f.EventuallyRun(t, e, 1, lifecycle.OpCreate), true, "experiment-e", "", "")
-	deleteA := f.EventuallyRun(t, a, 2, lifecycle.OpDelete)
+	f.Finish(t, f.EventuallyRun(t, e, 1, contract.OperationCreate), true, "experiment-e", "", "")
+	deleteA := f.EventuallyRun(t, a, 2, contract.OperationDelete)
 	assert.Equal(t, 2, unfinished(), "b's create and a's delete")
 	f.Finish(t, deleteA, true, "", "", "")
 	require.Eventually(t, func() bool { return apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKeyFromObject(a), a)) }, fixture.Wait, fixture.Tick)

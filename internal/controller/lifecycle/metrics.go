@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 // Metrics of operations, in controller-runtime's registry (served on the
@@ -51,7 +52,9 @@ func init() {
 var processStart = time.Now().Truncate(time.Second)
 
 // runStarted counts a PipelineRun created for an operation.
-func runStarted(kind, op string) { operationsStarted.WithLabelValues(kind, op).Inc() }
+func runStarted(kind string, op contract.Operation) {
+	operationsStarted.WithLabelValues(kind, string(op)).Inc()
+}
 
 // runObserved counts pr finished, the first time any reconcile sees it done.
 func runObserved(kind string, pr *tektonv1.PipelineRun) {
@@ -62,11 +65,11 @@ func runObserved(kind string, pr *tektonv1.PipelineRun) {
 	if !finishedRuns.first(pr.UID, done) {
 		return
 	}
-	op := pr.Labels[LabelOperation]
+	op := pr.Labels[contract.LabelOperation]
 	result := "failed"
 	if isSuccess(pr) {
 		result = "succeeded"
-		attempt, _ := strconv.Atoi(pr.Labels[LabelAttempt])
+		attempt, _ := strconv.Atoi(pr.Labels[contract.LabelAttempt])
 		operationAttempts.WithLabelValues(kind, op).Observe(float64(attempt + 1))
 	}
 	operationsFinished.WithLabelValues(kind, op, result).Inc()

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/fixture"
 )
 
@@ -71,10 +71,10 @@ func TestOperationMetrics(t *testing.T) {
 	before := metricValues(t)
 	p := fixture.NewPipeline(f.NS, "measured")
 	require.NoError(t, cp.Client.Create(ctx, p))
-	first := f.EventuallyRun(t, p, 1, lifecycle.OpCreate)
+	first := f.EventuallyRun(t, p, 1, contract.OperationCreate)
 	f.Finish(t, first, true, "", "quota exceeded", "")
 	f.Eventually(t, p, fixture.ReadyMessageContains(p, "quota exceeded"))
-	second := f.EventuallyRun(t, p, 2, lifecycle.OpCreate)
+	second := f.EventuallyRun(t, p, 2, contract.OperationCreate)
 	f.Finish(t, second, true, "pipeline-1", "", "")
 	f.Eventually(t, p, fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(p))
 
@@ -110,7 +110,7 @@ func TestOperationMetrics(t *testing.T) {
 	// (gaugeMatchesCluster no longer finds it).
 	before = metricValues(t)
 	require.NoError(t, cp.Client.Delete(ctx, p))
-	f.Finish(t, f.EventuallyRun(t, p, 3, lifecycle.OpDelete), true, "", "", "")
+	f.Finish(t, f.EventuallyRun(t, p, 3, contract.OperationDelete), true, "", "", "")
 	require.Eventually(t, func() bool {
 		return apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKeyFromObject(p), p))
 	}, fixture.Wait, fixture.Tick)

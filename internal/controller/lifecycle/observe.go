@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 // Observation is everything decide needs to know about one resource.
@@ -74,9 +75,9 @@ func (r *Reconciler[T]) observe(ctx context.Context, obj T) (Observation, error)
 		Now: r.now(), Traits: r.Kind.Traits(), Subject: obj,
 		Namespace: obj.GetNamespace(), Generation: obj.GetGeneration(),
 		Deleting:            !obj.GetDeletionTimestamp().IsZero(),
-		SkipBackendDeletion: obj.GetAnnotations()[AnnotationSkipBackendDeletion] == "true",
+		SkipBackendDeletion: obj.GetAnnotations()[pipelinesv1beta1.AnnotationSkipBackendDeletion] == "true",
 		Status:              *obj.CommonStatus().DeepCopy(),
-		ProviderKey:         ProviderKey(obj.ProviderReference(), obj.GetNamespace()),
+		ProviderKey:         pipelinesv1beta1.ProviderKey(obj.ProviderReference(), obj.GetNamespace()),
 		HelperConfigured:    r.HelperImage != "",
 		Backoff:             r.Backoff,
 		RetryAfter:          r.RetryAfter,
@@ -84,7 +85,7 @@ func (r *Reconciler[T]) observe(ctx context.Context, obj T) (Observation, error)
 	if o.Deleting && o.Status.Provider.Name != "" {
 		// Runs are looked for in that Provider's namespace only; a run found
 		// there is trusted, as only its own team can write there.
-		o.ProviderKey = ProviderKey(pipelinesv1beta1.ProviderReference(o.Status.Provider.Name), obj.GetNamespace())
+		o.ProviderKey = pipelinesv1beta1.ProviderKey(pipelinesv1beta1.ProviderReference(o.Status.Provider.Name), obj.GetNamespace())
 	}
 	o.WorkflowNamespace = r.workflowNamespace(o.ProviderKey.Namespace)
 	if o.Deleting {
@@ -157,12 +158,12 @@ func (r *Reconciler[T]) observeRuns(ctx context.Context, obj T, runs []*tektonv1
 			continue // made for another Provider: not this one's record
 		}
 		if rec.Done && !rec.Succeeded {
-			newestFailure[[2]string{rec.Op, rec.VersionLabel}] = pr
+			newestFailure[[2]string{string(rec.Op), rec.VersionLabel}] = pr
 		}
 		o.Runs = append(o.Runs, rec)
 	}
 	for _, rec := range o.Runs {
-		if pr := newestFailure[[2]string{rec.Op, rec.VersionLabel}]; pr != nil && pr.Name == rec.Name {
+		if pr := newestFailure[[2]string{string(rec.Op), rec.VersionLabel}]; pr != nil && pr.Name == rec.Name {
 			rec.Failure = r.failureMessage(ctx, pr)
 		}
 	}
@@ -202,7 +203,7 @@ func (r *Reconciler[T]) observePipeline(ctx context.Context, obj T, ref pipeline
 	// run in its provider's namespace, never from its status, which anyone
 	// with status access could point at another team's pipeline.
 	if p.Status.Provider.Name != "" {
-		key := ProviderKey(pipelinesv1beta1.ProviderReference(p.Status.Provider.Name), p.Namespace)
+		key := pipelinesv1beta1.ProviderKey(pipelinesv1beta1.ProviderReference(p.Status.Provider.Name), p.Namespace)
 		runs, err := r.runsOf(ctx, p, r.workflowNamespace(key.Namespace))
 		if err != nil {
 			return nil, err
@@ -233,7 +234,7 @@ func (r *Reconciler[T]) observePipeline(ctx context.Context, obj T, ref pipeline
 func (r *Reconciler[T]) runsOf(ctx context.Context, obj Subject, namespace string) ([]*tektonv1.PipelineRun, error) {
 	list := &tektonv1.PipelineRunList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(namespace),
-		client.MatchingFields{IndexOwnerUID: string(obj.GetUID())}); err != nil {
+		client.MatchingFields{contract.IndexOwnerUID: string(obj.GetUID())}); err != nil {
 		return nil, fmt.Errorf("listing PipelineRuns of %s: %w", client.ObjectKeyFromObject(obj), err)
 	}
 	runs := make([]*tektonv1.PipelineRun, len(list.Items))

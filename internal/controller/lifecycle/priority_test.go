@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/scheme"
 )
 
@@ -25,8 +26,8 @@ import (
 func pipelineRun(owner, resourceVersion string, succeeded corev1.ConditionStatus) *tektonv1.PipelineRun {
 	pr := &tektonv1.PipelineRun{ObjectMeta: metav1.ObjectMeta{
 		Namespace: "team", Name: owner + "-run", ResourceVersion: resourceVersion,
-		Labels:      map[string]string{LabelOwnerKind: "pipeline"},
-		Annotations: map[string]string{AnnotationOwner: "team/" + owner},
+		Labels:      map[string]string{contract.LabelOwnerKind: "pipeline"},
+		Annotations: map[string]string{contract.AnnotationOwner: "team/" + owner},
 	}}
 	if succeeded != "" {
 		pr.Status.Status = duckv1.Status{Conditions: duckv1.Conditions{{Type: apis.ConditionSucceeded, Status: succeeded}}}

@@ -2,29 +2,11 @@ package lifecycle
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/types"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 )
-
-// ProviderKey resolves a provider reference made from namespace.
-func ProviderKey(ref pipelinesv1beta1.ProviderReference, namespace string) types.NamespacedName {
-	if ns, name, ok := strings.Cut(string(ref), "/"); ok {
-		return types.NamespacedName{Namespace: ns, Name: name}
-	}
-	return types.NamespacedName{Namespace: namespace, Name: string(ref)}
-}
-
-// Admits says whether resources of namespace may use p: its own namespace
-// always, others only when listed (or "*").
-func Admits(p *pipelinesv1beta1.Provider, namespace string) bool {
-	return namespace == p.Namespace || slices.Contains(p.Spec.AllowedNamespaces, namespace) ||
-		slices.Contains(p.Spec.AllowedNamespaces, "*")
-}
 
 // providerReady: p is Ready and its image is pinned.
 func providerReady(p *pipelinesv1beta1.Provider) bool {

@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 // Pruning: a resource's finished PipelineRuns are deleted once there are
@@ -40,7 +42,7 @@ func prunable(runs []*RunRecord, keep int, backoff Backoff, deleting bool) []*Ru
 	kept := s.needed(deleting)
 	// The version each operation is being retried at (its newest run has
 	// not succeeded): the failures there are what decide counts.
-	retrying := map[string]string{}
+	retrying := map[contract.Operation]string{}
 	for _, r := range s {
 		if r.Succeeded {
 			delete(retrying, r.Op)
@@ -48,9 +50,9 @@ func prunable(runs []*RunRecord, keep int, backoff Backoff, deleting bool) []*Ru
 			retrying[r.Op] = r.VersionLabel
 		}
 	}
-	finished := map[string]int{}    // finished runs of each operation seen, newest first
-	failures := map[[2]string]int{} // failed runs of each operation and version seen, newest first
-	retained := backoff.steps()     // failed runs the backoff needs
+	finished := map[contract.Operation]int{} // finished runs of each operation seen, newest first
+	failures := map[[2]string]int{}          // failed runs of each operation and version seen, newest first
+	retained := backoff.steps()              // failed runs the backoff needs
 	var out []*RunRecord
 	for i := len(s) - 1; i >= 0; i-- {
 		r := s[i]
@@ -59,12 +61,12 @@ func prunable(runs []*RunRecord, keep int, backoff Backoff, deleting bool) []*Ru
 		}
 		finished[r.Op]++
 		if !r.Succeeded {
-			failures[[2]string{r.Op, r.VersionLabel}]++
+			failures[[2]string{string(r.Op), r.VersionLabel}]++
 		}
 		switch {
 		case kept[r]:
 		case finished[r.Op] <= keep:
-		case !r.Succeeded && r.VersionLabel == retrying[r.Op] && failures[[2]string{r.Op, r.VersionLabel}] <= retained:
+		case !r.Succeeded && r.VersionLabel == retrying[r.Op] && failures[[2]string{string(r.Op), r.VersionLabel}] <= retained:
 		default:
 			out = append(out, r)
 		}
@@ -96,9 +98,9 @@ func (s runSet) needed(deleting bool) map[*RunRecord]bool {
 		r := s[i]
 		switch {
 		case !r.Succeeded:
-		case (r.Op == OpCreate || r.Op == OpUpdate) && !record:
+		case (r.Op == contract.OperationCreate || r.Op == contract.OperationUpdate) && !record:
 			record, kept[r] = true, true
-		case r.Op == OpDelete && deleting && !deleted:
+		case r.Op == contract.OperationDelete && deleting && !deleted:
 			deleted, kept[r] = true, true
 		}
 	}
@@ -139,7 +141,7 @@ func (r *Reconciler[T]) deleteRun(ctx context.Context, run *RunRecord) {
 // too.
 func (r *Reconciler[T]) deleteRuns(ctx context.Context, obj Subject, namespace string) error {
 	return r.Client.DeleteAllOf(ctx, &tektonv1.PipelineRun{}, client.InNamespace(namespace),
-		client.MatchingLabels{LabelManagedBy: ManagedBy, LabelOwnerUID: string(obj.GetUID())})
+		client.MatchingLabels{contract.LabelManagedBy: contract.ManagedByOperator, contract.LabelOwnerUID: string(obj.GetUID())})
 }
 
 func ptrTo(uid types.UID) *types.UID { return &uid }

@@ -42,8 +42,8 @@ func TestProviderReferences(t *testing.T) {
 		assert.Empty(t, f.RunsOf(t, p), "no PipelineRun for a refused reference")
 
 		fixture.Update(t, f, f.Provider, func(p *pipelinesv1beta1.Provider) { p.Spec.AllowedNamespaces = []string{other} })
-		pr := f.EventuallyRun(t, p, 1, lifecycle.OpCreate)
-		assert.Equal(t, other, pr.Labels[lifecycle.LabelOwnerNamespace])
+		pr := f.EventuallyRun(t, p, 1, contract.OperationCreate)
+		assert.Equal(t, other, pr.Labels[contract.LabelOwnerNamespace])
 		assert.Empty(t, pr.OwnerReferences, "no owner reference across namespaces")
 		f.Finish(t, pr, true, "pipeline-x", "", "")
 		f.Eventually(t, p, fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(p))
@@ -59,8 +59,8 @@ func TestProviderReferences(t *testing.T) {
 		p := fixture.NewPipeline(f.NS, "long-provider")
 		p.Spec.Provider = pipelinesv1beta1.ProviderReference(long)
 		require.NoError(t, cp.Client.Create(ctx, p))
-		pr := f.EventuallyRun(t, p, 1, lifecycle.OpCreate)
-		assert.LessOrEqual(t, len(pr.Labels[lifecycle.LabelProvider]), 63, "the label is shortened")
+		pr := f.EventuallyRun(t, p, 1, contract.OperationCreate)
+		assert.LessOrEqual(t, len(pr.Labels[contract.LabelProvider]), 63, "the label is shortened")
 		f.Finish(t, pr, true, "pipeline-long", "", "")
 		f.Eventually(t, p, fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(p))
 		assert.Equal(t, f.NS+"/"+long, p.Status.Provider.Name, "status names the provider whole")
@@ -69,7 +69,7 @@ func TestProviderReferences(t *testing.T) {
 	t.Run("provider changed after sync", func(t *testing.T) {
 		p := fixture.NewPipeline(f.NS, "mover")
 		require.NoError(t, cp.Client.Create(ctx, p))
-		pr := f.EventuallyRun(t, p, 1, lifecycle.OpCreate)
+		pr := f.EventuallyRun(t, p, 1, contract.OperationCreate)
 		f.Finish(t, pr, true, "pipeline-m", "", "")
 		f.Eventually(t, p, fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(p))
 		fixture.Update(t, f, p, func(p *pipelinesv1beta1.Pipeline) { p.Spec.Provider = "vai" })
@@ -91,7 +91,7 @@ func TestDeletionWhenTheProviderIsGone(t *testing.T) {
 	e := &pipelinesv1beta1.Experiment{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "exp"},
 		Spec: pipelinesv1beta1.ExperimentSpec{Provider: "kfp", Description: "d"}}
 	require.NoError(t, cp.Client.Create(ctx, e))
-	pr := f.EventuallyRun(t, e, 1, lifecycle.OpCreate)
+	pr := f.EventuallyRun(t, e, 1, contract.OperationCreate)
 	assert.Equal(t, "kfp-experiment-create", pr.Spec.PipelineSpec.Tasks[0].TaskRef.Name)
 	f.Finish(t, pr, true, "exp-1", "", "")
 	f.Eventually(t, e, fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(e))
@@ -105,10 +105,10 @@ func TestDeletionWhenTheProviderIsGone(t *testing.T) {
 	}, fixture.Wait, fixture.Tick)
 	require.NoError(t, cp.Client.Delete(ctx, e))
 	f.Eventually(t, e, fixture.ReadyIs(metav1.ConditionFalse, pipelinesv1beta1.ReasonProviderNotFound)(e))
-	assert.Contains(t, fixture.Condition(e, pipelinesv1beta1.ConditionReady).Message, lifecycle.AnnotationSkipBackendDeletion+"=true")
+	assert.Contains(t, fixture.Condition(e, pipelinesv1beta1.ConditionReady).Message, pipelinesv1beta1.AnnotationSkipBackendDeletion+"=true")
 
 	fixture.Update(t, f, e, func(e *pipelinesv1beta1.Experiment) {
-		e.Annotations = map[string]string{lifecycle.AnnotationSkipBackendDeletion: "true"}
+		e.Annotations = map[string]string{pipelinesv1beta1.AnnotationSkipBackendDeletion: "true"}
 	})
 	require.Eventually(t, func() bool {
 		return apierrors.IsNotFound(cp.Client.Get(ctx, client.ObjectKeyFromObject(e), &pipelinesv1beta1.Experiment{}))
@@ -121,9 +121,9 @@ func TestSkipBackendDeletionReleasesAPendingResource(t *testing.T) {
 	f := fixture.Setup(t, cp)
 	p := fixture.NewPipeline(f.NS, "stuck")
 	require.NoError(t, cp.Client.Create(ctx, p))
-	pr := f.EventuallyRun(t, p, 1, lifecycle.OpCreate)
+	pr := f.EventuallyRun(t, p, 1, contract.OperationCreate)
 	fixture.Update(t, f, p, func(p *pipelinesv1beta1.Pipeline) {
-		p.Annotations = map[string]string{lifecycle.AnnotationSkipBackendDeletion: "true"}
+		p.Annotations = map[string]string{pipelinesv1beta1.AnnotationSkipBackendDeletion: "true"}
 	})
 	require.NoError(t, cp.Client.Delete(ctx, p))
 	require.Eventually(t, func() bool {
@@ -140,7 +140,7 @@ func TestArtifactRepositoryResolution(t *testing.T) {
 	location := func(t *testing.T, p *pipelinesv1beta1.Pipeline) (contract.ArtifactLocation, string) {
 		t.Helper()
 		require.NoError(t, cp.Client.Create(ctx, p))
-		pr := f.EventuallyRun(t, p, 1, lifecycle.OpCreate)
+		pr := f.EventuallyRun(t, p, 1, contract.OperationCreate)
 		var cfg struct{ ArtifactRepository contract.ArtifactLocation }
 		require.NoError(t, json.Unmarshal([]byte(fixture.Params(pr)[taskdef.ParamProviderConfig]), &cfg))
 		var compile struct{ PipelineRoot string }
@@ -215,7 +215,7 @@ func TestAResourceGoesWithItsNamespace(t *testing.T) {
 	e := &pipelinesv1beta1.Experiment{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "exp"},
 		Spec: pipelinesv1beta1.ExperimentSpec{Provider: "kfp", Description: "d"}}
 	require.NoError(t, cp.Client.Create(ctx, e))
-	f.Finish(t, f.EventuallyRun(t, e, 1, lifecycle.OpCreate), true, "exp-1", "", "")
+	f.Finish(t, f.EventuallyRun(t, e, 1, contract.OperationCreate), true, "exp-1", "", "")
 	f.Eventually(t, e, fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(e))
 
 	require.NoError(t, cp.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.NS}}))

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
 
@@ -24,7 +25,7 @@ type RunRecord struct {
 	Namespace, Name string
 	// UID is the run's, so pruning deletes this run and never a namesake.
 	UID types.UID
-	Op  string
+	Op  contract.Operation
 	// VersionLabel is the spec version the run is for, as its label holds it.
 	VersionLabel string
 	Ordinal      int
@@ -52,16 +53,16 @@ type runSet []*RunRecord
 func recordOf(pr *tektonv1.PipelineRun) *RunRecord {
 	rec := &RunRecord{
 		Namespace: pr.Namespace, Name: pr.Name, UID: pr.UID,
-		Op: pr.Labels[LabelOperation], VersionLabel: pr.Labels[LabelVersion],
+		Op: contract.Operation(pr.Labels[contract.LabelOperation]), VersionLabel: pr.Labels[contract.LabelVersion],
 		Done:      pr.IsDone(),
 		Succeeded: isSuccess(pr),
 		Cancelled: pr.Spec.Status == tektonv1.PipelineRunSpecStatusCancelled,
 		ID:        result(pr, taskdef.ResultProviderID),
 		Provider:  runProvider(pr),
 
-		PipelineVersion: pr.Annotations[AnnotationPipelineVersion],
+		PipelineVersion: pr.Annotations[contract.AnnotationPipelineVersion],
 	}
-	rec.Ordinal, _ = strconv.Atoi(pr.Annotations[AnnotationOrdinal])
+	rec.Ordinal, _ = strconv.Atoi(pr.Annotations[contract.AnnotationOrdinal])
 	if rec.Done {
 		rec.FinishedAt = finishedAt(pr)
 	}
@@ -72,14 +73,14 @@ func recordOf(pr *tektonv1.PipelineRun) *RunRecord {
 // creationTimestamp has whole seconds, too coarse to order a retry after the
 // failure it follows.
 func createdAt(pr *tektonv1.PipelineRun) time.Time {
-	if t, err := time.Parse(CreatedAtLayout, pr.Annotations[AnnotationCreatedAt]); err == nil {
+	if t, err := time.Parse(contract.CreatedAtLayout, pr.Annotations[contract.AnnotationCreatedAt]); err == nil {
 		return t
 	}
 	return pr.CreationTimestamp.Time
 }
 
 // latest is the newest run of one of ops.
-func (s runSet) latest(ops ...string) *RunRecord {
+func (s runSet) latest(ops ...contract.Operation) *RunRecord {
 	for i := len(s) - 1; i >= 0; i-- {
 		if slices.Contains(ops, s[i].Op) {
 			return s[i]
@@ -92,7 +93,7 @@ func (s runSet) latest(ops ...string) *RunRecord {
 // recorded, nil when none did.
 func (s runSet) record() *BackendRecord {
 	for i := len(s) - 1; i >= 0; i-- {
-		if r := s[i]; (r.Op == OpCreate || r.Op == OpUpdate) && r.Succeeded {
+		if r := s[i]; (r.Op == contract.OperationCreate || r.Op == contract.OperationUpdate) && r.Succeeded {
 			return &BackendRecord{Provider: pipelinesv1beta1.ProviderAndID{Name: r.Provider, ID: r.ID}, VersionLabel: r.VersionLabel,
 				PipelineVersion: r.PipelineVersion}
 		}
@@ -102,7 +103,7 @@ func (s runSet) record() *BackendRecord {
 
 // failed are the finished, unsuccessful runs of op at a version (as its
 // label holds it), oldest first.
-func (s runSet) failed(op, versionLabel string) runSet {
+func (s runSet) failed(op contract.Operation, versionLabel string) runSet {
 	var out runSet
 	for _, r := range s {
 		if r.Op == op && r.VersionLabel == versionLabel && r.Done && !r.Succeeded {
@@ -150,15 +151,15 @@ func runningMessage(run *RunRecord, failures int, previous string) string {
 func isSuccess(pr *tektonv1.PipelineRun) bool {
 	c := pr.Status.GetCondition(apis.ConditionSucceeded)
 	return c != nil && c.IsTrue() && result(pr, taskdef.ResultProviderError) == "" &&
-		(pr.Labels[LabelOperation] == OpDelete || result(pr, taskdef.ResultProviderID) != "")
+		(contract.Operation(pr.Labels[contract.LabelOperation]) == contract.OperationDelete || result(pr, taskdef.ResultProviderID) != "")
 }
 
 // runProvider is "namespace/name" of the provider a run was made for.
 func runProvider(pr *tektonv1.PipelineRun) string {
-	if p := pr.Annotations[AnnotationProvider]; p != "" {
+	if p := pr.Annotations[contract.AnnotationProvider]; p != "" {
 		return p
 	}
-	return pr.Labels[LabelProviderNS] + "/" + pr.Labels[LabelProvider]
+	return pr.Labels[contract.LabelProviderNS] + "/" + pr.Labels[contract.LabelProvider]
 }
 
 func result(pr *tektonv1.PipelineRun, name string) string {

@@ -19,14 +19,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/predicates"
 )
 
 // IndexRunOwners indexes cached PipelineRuns by owner UID; call it once per
 // manager, before any lifecycle controller is set up.
 func IndexRunOwners(ctx context.Context, mgr ctrl.Manager) error {
-	return mgr.GetFieldIndexer().IndexField(ctx, &tektonv1.PipelineRun{}, IndexOwnerUID, func(obj client.Object) []string {
-		if uid := obj.GetLabels()[LabelOwnerUID]; uid != "" {
+	return mgr.GetFieldIndexer().IndexField(ctx, &tektonv1.PipelineRun{}, contract.IndexOwnerUID, func(obj client.Object) []string {
+		if uid := obj.GetLabels()[contract.LabelOwnerUID]; uid != "" {
 			return []string{uid}
 		}
 		return nil
@@ -37,9 +38,9 @@ func IndexRunOwners(ctx context.Context, mgr ctrl.Manager) error {
 // PipelineRuns it created (through the manager's label-filtered cache), and
 // the Providers its resources reference.
 func (r *Reconciler[T]) SetupWithManager(ctx context.Context, mgr ctrl.Manager, list func() client.ObjectList, opts controller.Options) error {
-	if err := mgr.GetFieldIndexer().IndexField(ctx, r.Kind.New(), IndexProvider, func(obj client.Object) []string {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, r.Kind.New(), contract.IndexProvider, func(obj client.Object) []string {
 		s := obj.(Subject)
-		return []string{ProviderKey(s.ProviderReference(), s.GetNamespace()).String()}
+		return []string{pipelinesv1beta1.ProviderKey(s.ProviderReference(), s.GetNamespace()).String()}
 	}); err != nil {
 		return err
 	}
@@ -49,22 +50,22 @@ func (r *Reconciler[T]) SetupWithManager(ctx context.Context, mgr ctrl.Manager, 
 		Watches(r.Kind.New(), newFairCreates(&r.shares), builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicates.BeingDeleted))).
 		Watches(&tektonv1.PipelineRun{}, newRunEvents(r.ownerOf)).
-		Watches(&pipelinesv1beta1.Provider{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(list, IndexProvider)),
+		Watches(&pipelinesv1beta1.Provider{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(list, contract.IndexProvider)),
 			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 				return !onlyUsersChanged(e.ObjectOld.(*pipelinesv1beta1.Provider), e.ObjectNew.(*pipelinesv1beta1.Provider))
 			}}))
 	traits := r.Kind.Traits()
 	if traits.RunsPipeline {
-		if err := mgr.GetFieldIndexer().IndexField(ctx, r.Kind.New(), IndexPipeline, func(obj client.Object) []string {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, r.Kind.New(), contract.IndexPipeline, func(obj client.Object) []string {
 			name, _, _ := strings.Cut(string(r.Kind.Inputs(obj.(T)).Pipeline), ":")
 			return []string{obj.GetNamespace() + "/" + name}
 		}); err != nil {
 			return err
 		}
-		b = b.Watches(&pipelinesv1beta1.Pipeline{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(list, IndexPipeline)))
+		b = b.Watches(&pipelinesv1beta1.Pipeline{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(list, contract.IndexPipeline)))
 	}
 	if traits.ResolvesParameters {
-		if err := mgr.GetFieldIndexer().IndexField(ctx, r.Kind.New(), IndexDependency, func(obj client.Object) []string {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, r.Kind.New(), contract.IndexDependency, func(obj client.Object) []string {
 			var keys []string
 			for _, name := range DependencyNames(r.Kind.Inputs(obj.(T)).Parameters) {
 				keys = append(keys, obj.GetNamespace()+"/"+name)
@@ -74,7 +75,7 @@ func (r *Reconciler[T]) SetupWithManager(ctx context.Context, mgr ctrl.Manager, 
 			return err
 		}
 		// Only a new latest succeeded run can resolve what a run waits for.
-		b = b.Watches(&pipelinesv1beta1.RunConfiguration{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(list, IndexDependency)),
+		b = b.Watches(&pipelinesv1beta1.RunConfiguration{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(list, contract.IndexDependency)),
 			builder.WithPredicates(LatestRunsChanged))
 	}
 	if r.Limiter != nil {
@@ -101,10 +102,10 @@ func (r *Reconciler[T]) usersOf(list func() client.ObjectList, index string) han
 }
 
 func (r *Reconciler[T]) ownerOf(_ context.Context, pr client.Object) []reconcile.Request {
-	if pr.GetLabels()[LabelOwnerKind] != r.Kind.Traits().Name {
+	if pr.GetLabels()[contract.LabelOwnerKind] != r.Kind.Traits().Name {
 		return nil
 	}
-	ns, name, ok := strings.Cut(pr.GetAnnotations()[AnnotationOwner], "/")
+	ns, name, ok := strings.Cut(pr.GetAnnotations()[contract.AnnotationOwner], "/")
 	if !ok {
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/operator"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
@@ -54,7 +55,7 @@ func TestWritesPerSynchronisedResource(t *testing.T) {
 			obj      lifecycle.Subject
 		}{{"pipelines", p}, {"experiments", e}, {"runschedules", rs}, {"runs", r}} {
 			require.NoError(t, cp.Client.Create(ctx, c.obj))
-			f.Finish(t, f.EventuallyRun(t, c.obj, 1, lifecycle.OpCreate), true, c.resource+"-id", "", "")
+			f.Finish(t, f.EventuallyRun(t, c.obj, 1, contract.OperationCreate), true, c.resource+"-id", "", "")
 			f.Eventually(t, c.obj, fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(c.obj))
 			checkWrites(t, writes, c.resource+" "+f.NS+"/"+c.obj.GetName(), writeBudget)
 		}
@@ -67,11 +68,11 @@ func TestWritesPerSynchronisedResource(t *testing.T) {
 		queued := &pipelinesv1beta1.Experiment{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "queued"},
 			Spec: pipelinesv1beta1.ExperimentSpec{Provider: "kfp"}}
 		require.NoError(t, cp.Client.Create(ctx, first))
-		run := f.EventuallyRun(t, first, 1, lifecycle.OpCreate)
+		run := f.EventuallyRun(t, first, 1, contract.OperationCreate)
 		require.NoError(t, cp.Client.Create(ctx, queued))
 		f.Eventually(t, queued, fixture.ReadyIs(metav1.ConditionUnknown, pipelinesv1beta1.ReasonQueued)(queued))
 		f.Finish(t, run, true, "experiment-first", "", "")
-		f.Finish(t, f.EventuallyRun(t, queued, 1, lifecycle.OpCreate), true, "experiment-queued", "", "")
+		f.Finish(t, f.EventuallyRun(t, queued, 1, contract.OperationCreate), true, "experiment-queued", "", "")
 		for _, c := range []struct {
 			e      *pipelinesv1beta1.Experiment
 			budget int

@@ -26,6 +26,7 @@ import (
 
 	pipelinesv1alpha6 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1alpha6"
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/completion"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/experiment"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/inflight"
@@ -40,8 +41,6 @@ import (
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/conversionwebhook"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/eventserver"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/seal"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
 
 // EventSink is an HTTP endpoint that receives run-completion CloudEvents.
@@ -250,10 +249,10 @@ func metricsOptions(cfg Config) metricsserver.Options {
 // only the fields it reads, and no managedFields; service accounts and
 // secrets are read directly, never cached cluster-wide.
 func managerOptions(cfg Config, served *servedNamespaces) ctrl.Options {
-	managed := labels.SelectorFromSet(labels.Set{taskdef.LabelManagedBy: taskdef.ManagedBy})
+	managed := labels.SelectorFromSet(labels.Set{contract.LabelManagedBy: contract.ManagedByOperator})
 	// The operator's PipelineRuns, and the Tekton provider's ML runs, whose
 	// end completes their Runs.
-	runs, err := labels.NewRequirement(taskdef.LabelManagedBy, selection.In, []string{taskdef.ManagedBy, meta.ManagedBy})
+	runs, err := labels.NewRequirement(contract.LabelManagedBy, selection.In, []string{contract.ManagedByOperator, contract.ManagedByTektonProvider})
 	if err != nil {
 		panic(err) // constant input
 	}

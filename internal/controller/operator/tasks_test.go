@@ -6,8 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/experiment"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/pipeline"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/run"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/runschedule"
@@ -21,9 +21,9 @@ import (
 func operationsRun() map[string][]string {
 	ops := func(createOnly bool) []string {
 		if createOnly {
-			return []string{lifecycle.OpCreate, lifecycle.OpDelete}
+			return []string{string(contract.OperationCreate), string(contract.OperationDelete)}
 		}
-		return []string{lifecycle.OpCreate, lifecycle.OpUpdate, lifecycle.OpDelete}
+		return []string{string(contract.OperationCreate), string(contract.OperationUpdate), string(contract.OperationDelete)}
 	}
 	return map[string][]string{
 		pipeline.Kind.Traits().Name:    ops(pipeline.Kind.Traits().CreateOnly),
@@ -40,7 +40,7 @@ func TestEveryAppliedTaskIsUsedByAnOperation(t *testing.T) {
 	referenced := map[string]bool{}
 	for kind, ops := range operationsRun() {
 		for _, op := range ops {
-			operation, ok := taskdef.Find(kind, op)
+			operation, ok := taskdef.Find(contract.Kind(kind), contract.Operation(op))
 			require.True(t, ok, "no shared Task for %s %s", kind, op)
 			shape, err := pipelines.Get(operation.TaskName())
 			require.NoError(t, err)

@@ -42,7 +42,7 @@ func TestPipelineLifecycle(t *testing.T) {
 	p := fixture.NewPipeline(f.NS, "penguin")
 	require.NoError(t, cp.Client.Create(ctx, p))
 
-	pr := f.EventuallyRun(t, p, 1, lifecycle.OpCreate)
+	pr := f.EventuallyRun(t, p, 1, contract.OperationCreate)
 	f.Eventually(t, p, func(c *assert.CollectT) {
 		sync := fixture.Condition(p, pipelinesv1beta1.ConditionSynchronized)
 		if assert.NotNil(c, sync) {
@@ -56,10 +56,10 @@ func TestPipelineLifecycle(t *testing.T) {
 	if assert.NotNil(t, pr.Spec.Timeouts, "every operation has a timeout") {
 		assert.Equal(t, fixture.OperationTimeout, pr.Spec.Timeouts.Pipeline.Duration)
 	}
-	assert.Equal(t, "pipeline", pr.Labels[lifecycle.LabelOwnerKind])
-	assert.Equal(t, f.NS, pr.Labels[lifecycle.LabelOwnerNamespace])
-	assert.Equal(t, "kfp", pr.Labels[lifecycle.LabelProvider])
-	assert.Equal(t, naming.LabelValue("pipeline", f.NS, "penguin"), pr.Labels[lifecycle.LabelTektonPipeline])
+	assert.Equal(t, "pipeline", pr.Labels[contract.LabelOwnerKind])
+	assert.Equal(t, f.NS, pr.Labels[contract.LabelOwnerNamespace])
+	assert.Equal(t, "kfp", pr.Labels[contract.LabelProvider])
+	assert.Equal(t, naming.LabelValue("pipeline", f.NS, "penguin"), pr.Labels[contract.LabelTektonPipeline])
 	assert.True(t, strings.HasPrefix(pr.Name, "pipeline-penguin-create-"), pr.Name)
 	assert.Equal(t, "kfp-pipeline-create", fixture.ProviderTask(pr).TaskRef.Name)
 	// Tenant code compiles in a pod of its own, as an account with no token,
@@ -118,7 +118,7 @@ func TestPipelineLifecycle(t *testing.T) {
 
 	// Update: a new version, an update operation.
 	fixture.Update(t, f, p, func(p *pipelinesv1beta1.Pipeline) { p.Spec.Env[0].Value = "20" })
-	update := f.EventuallyRun(t, p, 2, lifecycle.OpUpdate)
+	update := f.EventuallyRun(t, p, 2, contract.OperationUpdate)
 	f.Finish(t, update, true, "pipeline-42", "", "")
 	f.Eventually(t, p, func(c *assert.CollectT) {
 		fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(p)(c)
@@ -127,7 +127,7 @@ func TestPipelineLifecycle(t *testing.T) {
 
 	// Delete: the backend delete runs before the finalizer goes.
 	require.NoError(t, cp.Client.Delete(ctx, p))
-	del := f.EventuallyRun(t, p, 3, lifecycle.OpDelete)
+	del := f.EventuallyRun(t, p, 3, contract.OperationDelete)
 	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(p), p), "held by the finalizer")
 	f.Finish(t, del, true, "pipeline-42", "", "")
 	require.Eventually(t, func() bool {

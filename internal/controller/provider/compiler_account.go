@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
 
@@ -22,7 +23,7 @@ func compilerAccount(namespace string) *corev1.ServiceAccount {
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: taskdef.CompilerServiceAccount, Namespace: namespace,
-			Labels: map[string]string{taskdef.LabelManagedBy: taskdef.ManagedBy},
+			Labels: map[string]string{contract.LabelManagedBy: contract.ManagedByOperator},
 			Annotations: map[string]string{"kubernetes.io/description": "Runs kfp-tekton-operator's compile pods (tenant code): " +
 				"bind no roles to it."},
 		},
@@ -36,7 +37,7 @@ func (a *taskApplier) ensureCompilerAccount(ctx context.Context, namespace strin
 	current := &corev1.ServiceAccount{}
 	err := a.client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: taskdef.CompilerServiceAccount}, current)
 	switch {
-	case err == nil && current.Labels[taskdef.LabelManagedBy] == taskdef.ManagedBy &&
+	case err == nil && current.Labels[contract.LabelManagedBy] == contract.ManagedByOperator &&
 		current.AutomountServiceAccountToken != nil && !*current.AutomountServiceAccountToken:
 		return nil
 	case err != nil && !apierrors.IsNotFound(err):
@@ -52,7 +53,7 @@ func (a *taskApplier) ensureCompilerAccount(ctx context.Context, namespace strin
 func (a *taskApplier) removeCompilerAccount(ctx context.Context, namespace string) error {
 	current := &corev1.ServiceAccount{}
 	err := a.client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: taskdef.CompilerServiceAccount}, current)
-	if apierrors.IsNotFound(err) || (err == nil && current.Labels[taskdef.LabelManagedBy] != taskdef.ManagedBy) {
+	if apierrors.IsNotFound(err) || (err == nil && current.Labels[contract.LabelManagedBy] != contract.ManagedByOperator) {
 		return nil
 	}
 	if err == nil {

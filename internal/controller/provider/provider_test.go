@@ -21,8 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/operator"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/provider"
 	tektonmeta "github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/registry"
@@ -59,11 +59,11 @@ func serviceAccount(t *testing.T, ns, name string) {
 }
 
 // markedServiceAccount creates an account of the shared workflow namespace
-// marked for the Providers listed (provider.AnnotationProviders).
+// marked for the Providers listed (contract.AnnotationProviders).
 func markedServiceAccount(t *testing.T, ns, name, providers string) {
 	t.Helper()
 	require.NoError(t, cp.Client.Create(context.Background(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{
-		Namespace: ns, Name: name, Annotations: map[string]string{provider.AnnotationProviders: providers}}}))
+		Namespace: ns, Name: name, Annotations: map[string]string{contract.AnnotationProviders: providers}}}))
 }
 
 // withPipelineServiceAccount sets the Tekton provider's parameter naming
@@ -87,7 +87,7 @@ func sharedTasks(t *testing.T, ns string) []tektonv1.Task {
 	t.Helper()
 	list := &tektonv1.TaskList{}
 	require.NoError(t, cp.Client.List(context.Background(), list, client.InNamespace(ns),
-		client.MatchingLabels{taskdef.LabelManagedBy: taskdef.ManagedBy}))
+		client.MatchingLabels{contract.LabelManagedBy: contract.ManagedByOperator}))
 	return list.Items
 }
 
@@ -228,7 +228,7 @@ func TestWorkflowNamespaceHoldsEveryProvidersTasks(t *testing.T) {
 	assert.Contains(t, ready(t, p).Message, fmt.Sprintf(`pipelines.kubeflow.org/providers: "%s/kfp"`, ns))
 	sa := &corev1.ServiceAccount{}
 	require.NoError(t, cp.Client.Get(ctx, client.ObjectKey{Namespace: workflows, Name: "kfp-provider"}, sa))
-	sa.Annotations = map[string]string{provider.AnnotationProviders: "other/kfp, " + ns + "/kfp"}
+	sa.Annotations = map[string]string{contract.AnnotationProviders: "other/kfp, " + ns + "/kfp"}
 	require.NoError(t, cp.Client.Update(ctx, sa))
 	// The operator does not watch service accounts.
 	update(t, p, func(p *pipelinesv1beta1.Provider) { p.Annotations = map[string]string{"poke": "1"} })
@@ -240,7 +240,7 @@ func TestWorkflowNamespaceHoldsEveryProvidersTasks(t *testing.T) {
 	// The platform engineer takes the mark away: the Provider is refused
 	// again without anything touching it (re-checked every RetryAfter).
 	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(sa), sa))
-	sa.Annotations = map[string]string{provider.AnnotationProviders: "other/kfp"}
+	sa.Annotations = map[string]string{contract.AnnotationProviders: "other/kfp"}
 	require.NoError(t, cp.Client.Update(ctx, sa))
 	eventuallyReady(t, p, metav1.ConditionFalse, pipelinesv1beta1.ReasonServiceAccountNotAllowed)
 }
@@ -283,7 +283,7 @@ func TestWorkflowNamespacePipelineStepsAccountMustBeMarked(t *testing.T) {
 	update(t, p, func(p *pipelinesv1beta1.Provider) { withPipelineServiceAccount(p, "kfp-pipeline-runner") })
 	eventuallyReady(t, p, metav1.ConditionTrue, pipelinesv1beta1.ReasonTasksApplied)
 	runner := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: workflows, Name: "kfp-pipeline-runner"}}
-	update(t, runner, func(sa *corev1.ServiceAccount) { sa.Annotations[provider.AnnotationProviders] = "team-b/kfp" })
+	update(t, runner, func(sa *corev1.ServiceAccount) { sa.Annotations[contract.AnnotationProviders] = "team-b/kfp" })
 	eventuallyReady(t, p, metav1.ConditionFalse, pipelinesv1beta1.ReasonServiceAccountNotAllowed)
 	assert.Contains(t, ready(t, p).Message, workflows+"/kfp-pipeline-runner")
 }

@@ -25,15 +25,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/predicates"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/status"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
-
-// Finalizer keeps a Provider until the shared Tasks it may be the last user
-// of are removed.
-const Finalizer = "pipelines.kubeflow.org/shared-tasks"
 
 // defaultRetryAfter is how soon a Provider waiting on something outside
 // the operator's control (a service account, an image push) is looked at again.
@@ -83,7 +79,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !p.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.finalize(ctx, p, namespace, users)
 	}
-	if err := status.AddFinalizer(ctx, r.Client, p, Finalizer); err != nil {
+	if err := status.AddFinalizer(ctx, r.Client, p, pipelinesv1beta1.FinalizerSharedTasks); err != nil {
 		return ctrl.Result{}, err
 	}
 
@@ -188,7 +184,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, p *pipelinesv1beta1.Provid
 // namespace, and lets p go. The watches on the referencing kinds bring p
 // back as they go.
 func (r *Reconciler) finalize(ctx context.Context, p *pipelinesv1beta1.Provider, namespace string, users []usage) error {
-	if !controllerutil.ContainsFinalizer(p, Finalizer) {
+	if !controllerutil.ContainsFinalizer(p, pipelinesv1beta1.FinalizerSharedTasks) {
 		return nil
 	}
 	if len(users) > 0 {
@@ -200,7 +196,7 @@ func (r *Reconciler) finalize(ctx context.Context, p *pipelinesv1beta1.Provider,
 		if err != nil {
 			return err
 		}
-		return status.RemoveFinalizer(ctx, r.Client, p, Finalizer)
+		return status.RemoveFinalizer(ctx, r.Client, p, pipelinesv1beta1.FinalizerSharedTasks)
 	}
 	others, err := r.providersUsing(ctx, namespace)
 	if err != nil {
@@ -222,7 +218,7 @@ func (r *Reconciler) finalize(ctx context.Context, p *pipelinesv1beta1.Provider,
 		r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, "TasksRemoved", "Finalize",
 			"last Provider using namespace %s: shared Tasks removed", namespace)
 	}
-	return status.RemoveFinalizer(ctx, r.Client, p, Finalizer)
+	return status.RemoveFinalizer(ctx, r.Client, p, pipelinesv1beta1.FinalizerSharedTasks)
 }
 
 // providersUsing lists the Providers whose workflow namespace is namespace.
@@ -290,5 +286,5 @@ func (r *Reconciler) providersForTask(ctx context.Context, obj client.Object) []
 // holds only those already; the predicate keeps the controller correct
 // without that configuration.
 func isManaged(obj client.Object) bool {
-	return obj.GetLabels()[taskdef.LabelManagedBy] == taskdef.ManagedBy
+	return obj.GetLabels()[contract.LabelManagedBy] == contract.ManagedByOperator
 }

@@ -14,7 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/naming"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/runcompletion"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
@@ -33,14 +33,6 @@ const (
 	// eventsTokenVolume holds the relay's token; spec.podTemplateVolumes
 	// may not take its name.
 	eventsTokenVolume = "events-token"
-
-	// AnnotationProvider on a provider service's objects names its Provider
-	// ("namespace/name"), so their changes reach it.
-	AnnotationProvider = "pipelines.kubeflow.org/provider"
-	labelComponent     = "app.kubernetes.io/component"
-	componentService   = "provider-service"
-	labelProvider      = "pipelines.kubeflow.org/provider"
-	labelProviderNS    = "pipelines.kubeflow.org/provider.namespace"
 )
 
 // ServiceSettings are what the operator knows that a provider service needs.
@@ -66,10 +58,10 @@ func ServiceURL(p *pipelinesv1beta1.Provider, workflowNamespace string) string {
 
 func serviceLabels(p *pipelinesv1beta1.Provider) map[string]string {
 	return map[string]string{
-		taskdef.LabelManagedBy: taskdef.ManagedBy,
-		labelComponent:         componentService,
-		labelProvider:          naming.LabelValue(p.Name),
-		labelProviderNS:        p.Namespace,
+		contract.LabelManagedBy:  contract.ManagedByOperator,
+		contract.LabelComponent:  contract.ComponentProviderService,
+		contract.LabelProvider:   naming.LabelValue(p.Name),
+		contract.LabelProviderNS: p.Namespace,
 	}
 }
 
@@ -176,8 +168,8 @@ func serviceAccessPolicy(p *pipelinesv1beta1.Provider, meta metav1.ObjectMeta, s
 // trusted with the whole namespace whatever this policy says.
 func providerCallers(p *pipelinesv1beta1.Provider) map[string]string {
 	callers := taskdef.ProviderCallers()
-	callers[lifecycle.LabelProvider] = naming.LabelValue(p.Name)
-	callers[lifecycle.LabelProviderNS] = p.Namespace
+	callers[contract.LabelProvider] = naming.LabelValue(p.Name)
+	callers[contract.LabelProviderNS] = p.Namespace
 	return callers
 }
 
@@ -186,8 +178,8 @@ func providerCallers(p *pipelinesv1beta1.Provider) map[string]string {
 func serviceObjects(p *pipelinesv1beta1.Provider, namespace, serviceImage string, s ServiceSettings) (*appsv1.Deployment, *corev1.Service, *networkingv1.NetworkPolicy) {
 	name, labels := serviceName(p), serviceLabels(p)
 	meta := metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels,
-		Annotations: map[string]string{AnnotationProvider: p.Namespace + "/" + p.Name}}
-	selector := map[string]string{labelComponent: componentService, labelProvider: labels[labelProvider], labelProviderNS: p.Namespace}
+		Annotations: map[string]string{contract.AnnotationProvider: p.Namespace + "/" + p.Name}}
+	selector := map[string]string{contract.LabelComponent: contract.ComponentProviderService, contract.LabelProvider: labels[contract.LabelProvider], contract.LabelProviderNS: p.Namespace}
 	deployment := &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: meta,

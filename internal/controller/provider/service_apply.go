@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 // ensureService applies p's provider service and reports its URL and, while
@@ -80,7 +81,7 @@ func (r *Reconciler) removeService(ctx context.Context, p *pipelinesv1beta1.Prov
 
 // providerOfService maps a provider service's Deployment to its Provider.
 func providerOfService(_ context.Context, obj client.Object) []reconcile.Request {
-	ns, name, ok := strings.Cut(obj.GetAnnotations()[AnnotationProvider], "/")
+	ns, name, ok := strings.Cut(obj.GetAnnotations()[contract.AnnotationProvider], "/")
 	if !ok {
 		return nil
 	}

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/naming"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
@@ -42,11 +42,11 @@ func tektonPodLabels(task *tektonv1.Task, runLabels map[string]string) labels.Se
 // policy against the engine's real runs.
 func operationRunLabels(p *pipelinesv1beta1.Provider) map[string]string {
 	return map[string]string{
-		lifecycle.LabelManagedBy:      lifecycle.ManagedBy,
-		lifecycle.LabelOwnerKind:      "experiment",
-		lifecycle.LabelOwnerNamespace: "team-c",
-		lifecycle.LabelProvider:       naming.LabelValue(p.Name),
-		lifecycle.LabelProviderNS:     p.Namespace,
+		contract.LabelManagedBy:      contract.ManagedByOperator,
+		contract.LabelOwnerKind:      "experiment",
+		contract.LabelOwnerNamespace: "team-c",
+		contract.LabelProvider:       naming.LabelValue(p.Name),
+		contract.LabelProviderNS:     p.Namespace,
 	}
 }
 

@@ -24,8 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/provider"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/registry"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
@@ -165,7 +164,7 @@ func serviceIn(c *assert.CollectT, ns string, p *pipelinesv1beta1.Provider) *app
 		return nil
 	}
 	for i := range l.Items {
-		if l.Items[i].Annotations[provider.AnnotationProvider] == p.Namespace+"/"+p.Name {
+		if l.Items[i].Annotations[contract.AnnotationProvider] == p.Namespace+"/"+p.Name {
 			return &l.Items[i]
 		}
 	}
@@ -194,7 +193,7 @@ func operationRun(t *testing.T, ns, experiment string) *tektonv1.PipelineRun {
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		var l tektonv1.PipelineRunList
 		require.NoError(c, cp.Client.List(context.Background(), &l, client.InNamespace(ns),
-			client.MatchingLabels{lifecycle.LabelOwnerKind: "experiment", lifecycle.LabelOwnerName: experiment}))
+			client.MatchingLabels{contract.LabelOwnerKind: "experiment", contract.LabelOwnerName: experiment}))
 		if assert.NotEmpty(c, l.Items) {
 			run = &l.Items[0]
 		}

@@ -11,16 +11,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
 
 // FieldOwner is the server-side apply field manager of everything the
 // operator applies.
 const FieldOwner = "kfp-tekton-operator"
-
-// AnnotationOperatorVersion records which operator version applied a Task.
-const AnnotationOperatorVersion = "pipelines.kubeflow.org/operator-version"
 
 // taskApplier keeps the shared Tasks applied in workflow namespaces. It
 // remembers the generation each Task had after its own last apply: a Task
@@ -55,7 +52,7 @@ func newTaskApplier(c client.Client, version string) (*taskApplier, error) {
 		if annotations == nil {
 			annotations = map[string]string{}
 		}
-		annotations[AnnotationOperatorVersion] = version
+		annotations[contract.AnnotationOperatorVersion] = version
 		u.SetAnnotations(annotations)
 		desired = append(desired, u)
 	}
@@ -85,7 +82,7 @@ func (a *taskApplier) ensure(ctx context.Context, namespace string) (int, error)
 			a.mu.Lock()
 			gen, known := a.applied[key]
 			a.mu.Unlock()
-			if known && gen == current.Generation && current.Annotations[AnnotationOperatorVersion] == a.version {
+			if known && gen == current.Generation && current.Annotations[contract.AnnotationOperatorVersion] == a.version {
 				continue
 			}
 		case !apierrors.IsNotFound(err):
@@ -107,7 +104,7 @@ func (a *taskApplier) ensure(ctx context.Context, namespace string) (int, error)
 // remove deletes the shared Tasks and the compiler account from namespace.
 func (a *taskApplier) remove(ctx context.Context, namespace string) error {
 	err := a.client.DeleteAllOf(ctx, &tektonv1.Task{}, client.InNamespace(namespace),
-		client.MatchingLabels{taskdef.LabelManagedBy: taskdef.ManagedBy})
+		client.MatchingLabels{contract.LabelManagedBy: contract.ManagedByOperator})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting shared Tasks in %s: %w", namespace, err)
 	}

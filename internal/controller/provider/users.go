@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 // maxUserNames is how many names of each kind the ProviderInUse message gives.
@@ -27,7 +27,7 @@ type userKind struct {
 	kind, plural string
 	object       func() client.Object
 	list         func() client.ObjectList
-	// indexed: the manager's cache indexes the kind by lifecycle.IndexProvider
+	// indexed: the manager's cache indexes the kind by contract.IndexProvider
 	// (the lifecycle engine registers it); others are listed and filtered.
 	indexed bool
 }
@@ -57,7 +57,7 @@ func providerOf(obj client.Object) (types.NamespacedName, bool) {
 	if !ok {
 		return types.NamespacedName{}, false
 	}
-	return lifecycle.ProviderKey(r.ProviderReference(), r.GetNamespace()), true
+	return pipelinesv1beta1.ProviderKey(r.ProviderReference(), r.GetNamespace()), true
 }
 
 // usage is how many resources of one kind reference a Provider, and the
@@ -79,7 +79,7 @@ func (r *Reconciler) usersOf(ctx context.Context, key types.NamespacedName, allo
 		list := k.list()
 		var opts []client.ListOption
 		if k.indexed {
-			opts = append(opts, client.MatchingFields{lifecycle.IndexProvider: key.String()})
+			opts = append(opts, client.MatchingFields{contract.IndexProvider: key.String()})
 		}
 		if err := r.Client.List(ctx, list, opts...); err != nil {
 			return nil, fmt.Errorf("listing %s using provider %s: %w", k.plural, key, err)
@@ -135,7 +135,7 @@ func inUseMessage(users []usage) string {
 	}
 	return fmt.Sprintf("still used by %s: delete them first (their deletion from the backend needs this provider), "+
 		"or annotate them %s=true to let them go without deleting them from the backend; the provider and its shared Tasks stay until then",
-		strings.Join(parts, ", "), lifecycle.AnnotationSkipBackendDeletion)
+		strings.Join(parts, ", "), pipelinesv1beta1.AnnotationSkipBackendDeletion)
 }
 
 // enqueueProviderOfUser wakes the Provider a resource references when the

@@ -12,15 +12,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
 )
-
-// AnnotationProviders marks a service account of the shared workflow
-// namespace for the Providers (comma-separated "namespace/name") that may
-// run as it. With a workflowNamespace, a Provider in another namespace
-// could otherwise name any account there, and with it rights its own
-// namespace never granted.
-const AnnotationProviders = "pipelines.kubeflow.org/providers"
 
 var errServiceAccountNotAllowed = errors.New("service account not marked for this Provider")
 
@@ -110,7 +104,7 @@ func pipelineStepsAccount(p *pipelinesv1beta1.Provider) (*workflowAccount, error
 // refusal says why provider ("namespace/name") may not run as account of
 // workflowNamespace, read as sa (nil: it does not exist), or nil if it may.
 func refusal(workflowNamespace, provider string, account workflowAccount, sa *corev1.ServiceAccount) error {
-	howToAllow := fmt.Sprintf("the platform engineer adds it (%s: %q)", AnnotationProviders, provider)
+	howToAllow := fmt.Sprintf("the platform engineer adds it (%s: %q)", contract.AnnotationProviders, provider)
 	if account.otherwise != "" {
 		howToAllow += ", " + account.otherwise
 	}
@@ -121,14 +115,14 @@ func refusal(workflowNamespace, provider string, account workflowAccount, sa *co
 		// A missing account is marked for no one: one created later must be
 		// marked before the Provider may use it.
 		return fmt.Errorf("%w: service account %s/%s (%s) does not exist; the platform engineer creates it, marked for %s (%s: %q)",
-			errServiceAccountNotAllowed, workflowNamespace, account.name, account.use, provider, AnnotationProviders, provider)
-	case marksProvider(sa.Annotations[AnnotationProviders], provider):
+			errServiceAccountNotAllowed, workflowNamespace, account.name, account.use, provider, contract.AnnotationProviders, provider)
+	case marksProvider(sa.Annotations[contract.AnnotationProviders], provider):
 		return nil
 	}
 	// The message names only the entry to add, not those already there:
 	// they are other teams' Providers, which this Provider's readers need not learn.
 	return fmt.Errorf("%w: service account %s/%s (%s) may run only the Providers its annotation %s lists, and %s is not among them; %s",
-		errServiceAccountNotAllowed, workflowNamespace, account.name, account.use, AnnotationProviders, provider, howToAllow)
+		errServiceAccountNotAllowed, workflowNamespace, account.name, account.use, contract.AnnotationProviders, provider, howToAllow)
 }
 
 // checkWorkflowServiceAccount refuses a Provider outside the workflow

@@ -97,7 +97,7 @@ func TestAccountsToMark(t *testing.T) {
 func TestRefusal(t *testing.T) {
 	marked := func(annotation string) *corev1.ServiceAccount {
 		return &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "workflows", Name: "sa",
-			Annotations: map[string]string{AnnotationProviders: annotation}}}
+			Annotations: map[string]string{contract.AnnotationProviders: annotation}}}
 	}
 	own := workflowAccount{name: "kfp-provider", use: "the Provider's own service account", mayBeMissing: true}
 	steps := workflowAccount{name: "kfp-pipeline-runner", use: "the account the Provider's parameter pipelineServiceAccount names for its pipeline steps"}
@@ -140,7 +140,7 @@ func TestRefusal(t *testing.T) {
 func TestCheckWorkflowServiceAccount(t *testing.T) {
 	account := func(name, marks string) *corev1.ServiceAccount {
 		return &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "workflows", Name: name,
-			Annotations: map[string]string{AnnotationProviders: marks}}}
+			Annotations: map[string]string{contract.AnnotationProviders: marks}}}
 	}
 	reader := fake.NewClientBuilder().WithObjects(
 		account("kfp-provider", "team-a/kfp"),

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/fixture"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
@@ -45,7 +45,7 @@ func TestRunIsCancelledWhenDeletedWhileRunning(t *testing.T) {
 	r := &pipelinesv1beta1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "run"},
 		Spec: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "penguin:0.3.1-abc", Parameters: []pipelinesv1beta1.RuntimeParameter{{Name: "a", Value: "1"}}}}
 	require.NoError(t, cp.Client.Create(ctx, r))
-	pr := f.EventuallyRun(t, r, 1, lifecycle.OpCreate)
+	pr := f.EventuallyRun(t, r, 1, contract.OperationCreate)
 	assert.Equal(t, "kfp-run-create", pr.Spec.PipelineSpec.Tasks[0].TaskRef.Name)
 
 	require.NoError(t, cp.Client.Delete(ctx, r))
@@ -104,10 +104,10 @@ func TestRunWaitsForItsPipeline(t *testing.T) {
 	require.NoError(t, cp.Client.Create(ctx, p))
 	f.Eventually(t, r, fixture.ReadyIs(metav1.ConditionUnknown, pipelinesv1beta1.ReasonPipelineNotReady)(r))
 	assert.Empty(t, f.RunsOf(t, r))
-	f.Finish(t, f.EventuallyRun(t, p, 1, lifecycle.OpCreate), true, "pipeline-7", "", "")
+	f.Finish(t, f.EventuallyRun(t, p, 1, contract.OperationCreate), true, "pipeline-7", "", "")
 	f.Eventually(t, p, fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(p))
 
-	pr := f.EventuallyRun(t, r, 1, lifecycle.OpCreate)
+	pr := f.EventuallyRun(t, r, 1, contract.OperationCreate)
 	var resource struct {
 		Pipeline struct{ Name, Version, ID string }
 	}

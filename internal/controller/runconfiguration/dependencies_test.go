@@ -19,8 +19,6 @@ import (
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/runconfiguration"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/fixture"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
@@ -41,7 +39,7 @@ func succeeded(t *testing.T, rc *pipelinesv1beta1.RunConfiguration, id, location
 func syncedPipeline(t *testing.T, f *fixture.Fixture) {
 	p := fixture.NewPipeline(f.NS, "penguin")
 	require.NoError(t, cp.Client.Create(ctx, p))
-	f.Finish(t, f.EventuallyRun(t, p, 1, lifecycle.OpCreate), true, "pipeline-1", "", "")
+	f.Finish(t, f.EventuallyRun(t, p, 1, contract.OperationCreate), true, "pipeline-1", "", "")
 	f.Eventually(t, p, fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(p))
 }
 
@@ -65,7 +63,7 @@ func TestUpstreamSuccessTriggersOneRunEach(t *testing.T) {
 		}}
 	require.NoError(t, cp.Client.Create(ctx, training))
 	f.Eventually(t, training, fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(training))
-	assert.Empty(t, ownedRuns(t, training, runconfiguration.TriggerRunConfiguration), "no upstream run yet")
+	assert.Empty(t, ownedRuns(t, training, pipelinesv1beta1.TriggerLabelRunConfiguration), "no upstream run yet")
 
 	// A latest run the operator did not record (a status write) fires nothing.
 	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(upstream), upstream))
@@ -76,14 +74,14 @@ func TestUpstreamSuccessTriggersOneRunEach(t *testing.T) {
 	fixture.Update(t, f, training, func(rc *pipelinesv1beta1.RunConfiguration) { rc.Labels = map[string]string{"woken": "1"} })
 	time.Sleep(2 * time.Second)
 	f.Eventually(t, training, func(c *assert.CollectT) { assert.Equal(c, training.Generation, training.Status.ObservedGeneration) })
-	assert.Empty(t, ownedRuns(t, training, runconfiguration.TriggerRunConfiguration), "a forged latest run fired a Run")
+	assert.Empty(t, ownedRuns(t, training, pipelinesv1beta1.TriggerLabelRunConfiguration), "a forged latest run fired a Run")
 	assert.Empty(t, training.Status.Triggers.RunConfigurations, "a forged latest run is recorded as fired")
 
 	succeeded(t, upstream, "run-1", "file:///a/run-1")
 	f.Eventually(t, training, func(c *assert.CollectT) {
 		assert.Equal(c, "run-1", training.Status.Triggers.RunConfigurations["examples"].ProviderID)
 	})
-	require.Len(t, ownedRuns(t, training, runconfiguration.TriggerRunConfiguration), 1)
+	require.Len(t, ownedRuns(t, training, pipelinesv1beta1.TriggerLabelRunConfiguration), 1)
 
 	// The operator stops; the upstream run changes; exactly one more Run after the restart.
 	f.StopOperator()
@@ -92,11 +90,11 @@ func TestUpstreamSuccessTriggersOneRunEach(t *testing.T) {
 	f.Eventually(t, training, func(c *assert.CollectT) {
 		assert.Equal(c, "run-2", training.Status.Triggers.RunConfigurations["examples"].ProviderID)
 	})
-	runs := ownedRuns(t, training, runconfiguration.TriggerRunConfiguration)
+	runs := ownedRuns(t, training, pipelinesv1beta1.TriggerLabelRunConfiguration)
 	assert.Len(t, runs, 2, "one Run per upstream run")
 
 	for i := range runs {
-		create := f.EventuallyRun(t, &runs[i], 1, lifecycle.OpCreate)
+		create := f.EventuallyRun(t, &runs[i], 1, contract.OperationCreate)
 		assert.Equal(t, &contract.TriggerIndicator{Type: "runConfiguration", Source: "examples", SourceNamespace: f.NS}, triggerOf(t, create),
 			"kfp-operator's indicator: the upstream RunConfiguration")
 		f.Finish(t, create, true, "run-of-"+runs[i].Name, "", "")
@@ -106,7 +104,7 @@ func TestUpstreamSuccessTriggersOneRunEach(t *testing.T) {
 		rc.Spec.Run.Parameters = []pipelinesv1beta1.RuntimeParameter{{Name: "a", Value: "1"}}
 	})
 	f.Eventually(t, training, func(c *assert.CollectT) { assert.Equal(c, training.Generation, training.Status.ObservedGeneration) })
-	assert.Len(t, ownedRuns(t, training, runconfiguration.TriggerRunConfiguration), 2)
+	assert.Len(t, ownedRuns(t, training, pipelinesv1beta1.TriggerLabelRunConfiguration), 2)
 }
 
 func TestValueFromWaitsForThenResolvesTheUpstreamArtifact(t *testing.T) {
@@ -124,7 +122,7 @@ func TestValueFromWaitsForThenResolvesTheUpstreamArtifact(t *testing.T) {
 	assert.Empty(t, f.RunsOf(t, run), "nothing started while a required artifact is missing")
 
 	succeeded(t, upstream, "run-9", "file:///kfp/artifacts/run-9/generate/examples")
-	pr := f.EventuallyRun(t, run, 1, lifecycle.OpCreate)
+	pr := f.EventuallyRun(t, run, 1, contract.OperationCreate)
 	data, err := contract.DecodeParam(fixture.Params(pr)[taskdef.ParamResource])
 	require.NoError(t, err)
 	var res contract.Resource
@@ -140,7 +138,7 @@ func TestValueFromWaitsForThenResolvesTheUpstreamArtifact(t *testing.T) {
 	plain := &pipelinesv1beta1.Run{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "plain"},
 		Spec: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "penguin", Parameters: []pipelinesv1beta1.RuntimeParameter{{Name: "epochs", Value: "3"}}}}
 	require.NoError(t, cp.Client.Create(ctx, plain))
-	data, err = contract.DecodeParam(fixture.Params(f.EventuallyRun(t, plain, 1, lifecycle.OpCreate))[taskdef.ParamResource])
+	data, err = contract.DecodeParam(fixture.Params(f.EventuallyRun(t, plain, 1, contract.OperationCreate))[taskdef.ParamResource])
 	require.NoError(t, err)
 	var plainRes contract.Resource
 	require.NoError(t, json.Unmarshal(data, &plainRes))
@@ -161,5 +159,5 @@ func TestTriggerCyclesAreRefused(t *testing.T) {
 	succeeded(t, a, "run-1", "file:///x")
 	f.Eventually(t, b, fixture.ReadyMessageContains(b, "form a cycle (b ← a ← b"))
 	f.Eventually(t, a, fixture.ReadyMessageContains(a, "form a cycle (a ← b ← a"))
-	assert.Empty(t, ownedRuns(t, b, runconfiguration.TriggerRunConfiguration), "nothing fired")
+	assert.Empty(t, ownedRuns(t, b, pipelinesv1beta1.TriggerLabelRunConfiguration), "nothing fired")
 }

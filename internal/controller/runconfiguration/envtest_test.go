@@ -19,8 +19,6 @@ import (
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/runconfiguration"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/fixture"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
@@ -43,7 +41,7 @@ var ctx = context.Background()
 func ownedSchedules(t *testing.T, rc *pipelinesv1beta1.RunConfiguration) map[string]pipelinesv1beta1.RunSchedule {
 	t.Helper()
 	list := &pipelinesv1beta1.RunScheduleList{}
-	require.NoError(t, cp.Client.List(ctx, list, client.InNamespace(rc.Namespace), client.MatchingLabels{runconfiguration.LabelRunConfiguration: string(rc.UID)}))
+	require.NoError(t, cp.Client.List(ctx, list, client.InNamespace(rc.Namespace), client.MatchingLabels{pipelinesv1beta1.LabelOwnerRunConfiguration: string(rc.UID)}))
 	out := map[string]pipelinesv1beta1.RunSchedule{}
 	for _, rs := range list.Items {
 		if rs.DeletionTimestamp.IsZero() {
@@ -57,7 +55,7 @@ func ownedRuns(t *testing.T, rc *pipelinesv1beta1.RunConfiguration, trigger stri
 	t.Helper()
 	list := &pipelinesv1beta1.RunList{}
 	require.NoError(t, cp.Client.List(ctx, list, client.InNamespace(rc.Namespace),
-		client.MatchingLabels{runconfiguration.LabelRunConfiguration: string(rc.UID), runconfiguration.LabelTrigger: trigger}))
+		client.MatchingLabels{pipelinesv1beta1.LabelOwnerRunConfiguration: string(rc.UID), pipelinesv1beta1.LabelTrigger: trigger}))
 	return list.Items
 }
 
@@ -65,7 +63,7 @@ func TestRunConfigurationSchedulesAndTriggers(t *testing.T) {
 	f := fixture.Setup(t, cp)
 	p := fixture.NewPipeline(f.NS, "penguin")
 	require.NoError(t, cp.Client.Create(ctx, p))
-	f.Finish(t, f.EventuallyRun(t, p, 1, lifecycle.OpCreate), true, "pipeline-1", "", "")
+	f.Finish(t, f.EventuallyRun(t, p, 1, contract.OperationCreate), true, "pipeline-1", "", "")
 	f.Eventually(t, p, fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(p))
 	v1 := p.Status.Version
 
@@ -88,17 +86,17 @@ func TestRunConfigurationSchedulesAndTriggers(t *testing.T) {
 	schedules := ownedSchedules(t, rc)
 	require.Len(t, schedules, 2)
 	for _, rs := range schedules {
-		create := f.EventuallyRun(t, &rs, 1, lifecycle.OpCreate)
+		create := f.EventuallyRun(t, &rs, 1, contract.OperationCreate)
 		assert.Equal(t, &contract.TriggerIndicator{Type: "schedule", Source: rs.Name, SourceNamespace: f.NS}, triggerOf(t, create),
 			"kfp-operator's indicator: the RunSchedule itself")
 		f.Finish(t, create, true, "schedule-"+rs.Name, "", "")
 	}
 	for trigger, want := range map[string]contract.TriggerIndicator{
-		runconfiguration.TriggerPipeline: {Type: "onChangePipeline", Source: "penguin", SourceNamespace: f.NS},
-		runconfiguration.TriggerRunSpec:  {Type: "onChangeRunSpec", Source: "training", SourceNamespace: f.NS},
+		pipelinesv1beta1.TriggerLabelPipeline: {Type: "onChangePipeline", Source: "penguin", SourceNamespace: f.NS},
+		pipelinesv1beta1.TriggerLabelRunSpec:  {Type: "onChangeRunSpec", Source: "training", SourceNamespace: f.NS},
 	} {
 		for _, r := range ownedRuns(t, rc, trigger) {
-			create := f.EventuallyRun(t, &r, 1, lifecycle.OpCreate)
+			create := f.EventuallyRun(t, &r, 1, contract.OperationCreate)
 			assert.Equal(t, &want, triggerOf(t, create), trigger)
 			f.Finish(t, create, true, "run-"+r.Name, "", "")
 		}
@@ -108,8 +106,8 @@ func TestRunConfigurationSchedulesAndTriggers(t *testing.T) {
 	for _, rs := range schedules {
 		assert.Equal(t, pipelinesv1beta1.PipelineReference("penguin:"+v1), rs.Spec.Pipeline, "the resolved version is pinned")
 	}
-	require.Len(t, ownedRuns(t, rc, runconfiguration.TriggerPipeline), 1)
-	require.Len(t, ownedRuns(t, rc, runconfiguration.TriggerRunSpec), 1)
+	require.Len(t, ownedRuns(t, rc, pipelinesv1beta1.TriggerLabelPipeline), 1)
+	require.Len(t, ownedRuns(t, rc, pipelinesv1beta1.TriggerLabelRunSpec), 1)
 
 	// One schedule changes: only it is replaced; the other keeps its identity.
 	kept := schedules["0 1 * * *"].UID
@@ -130,14 +128,14 @@ func TestRunConfigurationSchedulesAndTriggers(t *testing.T) {
 		s := ownedSchedules(t, rc)["0 1 * * *"]
 		return s.UID == kept && len(s.Spec.Parameters) == 1 && s.Spec.Parameters[0].Value == "2"
 	}, fixture.Wait, fixture.Tick)
-	require.Eventually(t, func() bool { return len(ownedRuns(t, rc, runconfiguration.TriggerRunSpec)) == 2 }, fixture.Wait, fixture.Tick)
+	require.Eventually(t, func() bool { return len(ownedRuns(t, rc, pipelinesv1beta1.TriggerLabelRunSpec)) == 2 }, fixture.Wait, fixture.Tick)
 
 	// The pipeline gets a new version: one Run of it.
 	fixture.Update(t, f, p, func(p *pipelinesv1beta1.Pipeline) { p.Spec.Env[0].Value = "99" })
-	f.Finish(t, f.EventuallyRun(t, p, 2, lifecycle.OpUpdate), true, "pipeline-1", "", "")
+	f.Finish(t, f.EventuallyRun(t, p, 2, contract.OperationUpdate), true, "pipeline-1", "", "")
 	f.Eventually(t, p, func(c *assert.CollectT) { assert.NotEqual(c, v1, p.Status.Version) })
-	require.Eventually(t, func() bool { return len(ownedRuns(t, rc, runconfiguration.TriggerPipeline)) == 2 }, fixture.Wait, fixture.Tick)
-	for _, r := range ownedRuns(t, rc, runconfiguration.TriggerPipeline) {
+	require.Eventually(t, func() bool { return len(ownedRuns(t, rc, pipelinesv1beta1.TriggerLabelPipeline)) == 2 }, fixture.Wait, fixture.Tick)
+	for _, r := range ownedRuns(t, rc, pipelinesv1beta1.TriggerLabelPipeline) {
 		if r.Spec.Pipeline != pipelinesv1beta1.PipelineReference("penguin:"+v1) {
 			assert.Equal(t, pipelinesv1beta1.PipelineReference("penguin:"+p.Status.Version), r.Spec.Pipeline)
 		}
@@ -149,8 +147,8 @@ func TestRunConfigurationSchedulesAndTriggers(t *testing.T) {
 	}
 
 	// The Runs and RunSchedules it made go to the backend like any other.
-	run := ownedRuns(t, rc, runconfiguration.TriggerPipeline)[0]
-	f.EventuallyRun(t, &run, 1, lifecycle.OpCreate)
+	run := ownedRuns(t, rc, pipelinesv1beta1.TriggerLabelPipeline)[0]
+	f.EventuallyRun(t, &run, 1, contract.OperationCreate)
 }
 
 // A RunConfiguration whose RunSchedules are all refused is not Ready.

@@ -48,22 +48,6 @@ import (
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/seal"
 )
 
-// Labels on what a RunConfiguration creates.
-const (
-	LabelRunConfiguration = "pipelines.kubeflow.org/runconfiguration"
-	LabelTrigger          = "pipelines.kubeflow.org/trigger"
-	LabelTriggerSource    = "pipelines.kubeflow.org/trigger.source"
-	TriggerSchedule       = "schedule"
-	TriggerPipeline       = "onChange-pipeline"
-	TriggerRunSpec        = "onChange-runSpec"
-	// TriggerRunConfiguration: an upstream RunConfiguration's new latest
-	// succeeded run (triggers.runConfigurations).
-	TriggerRunConfiguration = "runConfiguration"
-
-	indexPipeline = "pipelines.kubeflow.org/pipeline"
-	indexUpstream = "pipelines.kubeflow.org/upstream"
-)
-
 // Reconciler reconciles RunConfigurations.
 type Reconciler struct {
 	Client   client.Client
@@ -126,14 +110,14 @@ func (r *Reconciler) synchronize(ctx context.Context, rc *pipelinesv1beta1.RunCo
 	}
 	if slices.Contains(rc.Spec.Triggers.OnChange, pipelinesv1beta1.OnChangePipeline) && rc.Status.TriggeredPipelineVersion != version {
 		fired := contract.TriggerIndicator{Type: contract.TriggerOnChangePipeline, Source: rc.Spec.Run.Pipeline.Name(), SourceNamespace: rc.Namespace}
-		if err := r.createRun(ctx, rc, *runSpec, fired, TriggerPipeline, version, pipelineGeneration); err != nil {
+		if err := r.createRun(ctx, rc, *runSpec, fired, pipelinesv1beta1.TriggerLabelPipeline, version, pipelineGeneration); err != nil {
 			return outcome.Retry(err), err
 		}
 		rc.Status.TriggeredPipelineVersion = version
 	}
 	if slices.Contains(rc.Spec.Triggers.OnChange, pipelinesv1beta1.OnChangeRunSpec) && rc.Status.TriggeredRunSpecVersion != runSpecVersion {
 		fired := contract.TriggerIndicator{Type: contract.TriggerOnChangeRunSpec, Source: rc.Name, SourceNamespace: rc.Namespace}
-		if err := r.createRun(ctx, rc, *runSpec, fired, TriggerRunSpec, runSpecVersion, strconv.FormatInt(rc.Generation, 10)); err != nil {
+		if err := r.createRun(ctx, rc, *runSpec, fired, pipelinesv1beta1.TriggerLabelRunSpec, runSpecVersion, strconv.FormatInt(rc.Generation, 10)); err != nil {
 			return outcome.Retry(err), err
 		}
 		rc.Status.TriggeredRunSpecVersion = runSpecVersion
@@ -161,7 +145,7 @@ func (r *Reconciler) synchronize(ctx context.Context, rc *pipelinesv1beta1.RunCo
 		return outcome.Retry(err), err
 	}
 	rc.Status.Version = version + "-" + runSpecVersion
-	rc.Status.Provider.Name = lifecycle.ProviderKey(rc.Spec.Run.Provider, rc.Namespace).String()
+	rc.Status.Provider.Name = pipelinesv1beta1.ProviderKey(rc.Spec.Run.Provider, rc.Namespace).String()
 	report, final := aggregate(children(schedules, runs), pendingState(rc),
 		fmt.Sprintf("%d RunSchedules for pipeline %s", len(schedules), pinned))
 	setReport(rc, report, final)
@@ -189,19 +173,19 @@ func pendingState(rc *pipelinesv1beta1.RunConfiguration) pipelinesv1beta1.Synchr
 // latestRuns are the Runs of the triggers' latest firings.
 func (r *Reconciler) latestRuns(ctx context.Context, rc *pipelinesv1beta1.RunConfiguration) ([]pipelinesv1beta1.Run, error) {
 	list := &pipelinesv1beta1.RunList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(rc.Namespace), client.MatchingLabels{LabelRunConfiguration: string(rc.UID)}); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(rc.Namespace), client.MatchingLabels{pipelinesv1beta1.LabelOwnerRunConfiguration: string(rc.UID)}); err != nil {
 		return nil, err
 	}
 	latest := map[[2]string]bool{
-		{TriggerPipeline, naming.LabelValue(rc.Status.TriggeredPipelineVersion)}: rc.Status.TriggeredPipelineVersion != "",
-		{TriggerRunSpec, naming.LabelValue(rc.Status.TriggeredRunSpecVersion)}:   rc.Status.TriggeredRunSpecVersion != "",
+		{pipelinesv1beta1.TriggerLabelPipeline, naming.LabelValue(rc.Status.TriggeredPipelineVersion)}: rc.Status.TriggeredPipelineVersion != "",
+		{pipelinesv1beta1.TriggerLabelRunSpec, naming.LabelValue(rc.Status.TriggeredRunSpecVersion)}:   rc.Status.TriggeredRunSpecVersion != "",
 	}
 	for name, by := range rc.Status.Triggers.RunConfigurations {
-		latest[[2]string{TriggerRunConfiguration, naming.LabelValue(upstreamSighting(name, by.ProviderID))}] = true
+		latest[[2]string{pipelinesv1beta1.TriggerLabelRunConfiguration, naming.LabelValue(upstreamSighting(name, by.ProviderID))}] = true
 	}
 	var runs []pipelinesv1beta1.Run
 	for _, run := range list.Items {
-		if latest[[2]string{run.Labels[LabelTrigger], run.Labels[LabelTriggerSource]}] {
+		if latest[[2]string{run.Labels[pipelinesv1beta1.LabelTrigger], run.Labels[pipelinesv1beta1.LabelTriggerSource]}] {
 			runs = append(runs, run)
 		}
 	}
@@ -227,7 +211,7 @@ func (r *Reconciler) fireUpstreamTriggers(ctx context.Context, rc *pipelinesv1be
 		}
 		sighting := upstreamSighting(name, latest.ProviderID)
 		fired := contract.TriggerIndicator{Type: contract.TriggerRunConfiguration, Source: name, SourceNamespace: rc.Namespace}
-		if err := r.createRun(ctx, rc, runSpec, fired, TriggerRunConfiguration, sighting, sighting); err != nil {
+		if err := r.createRun(ctx, rc, runSpec, fired, pipelinesv1beta1.TriggerLabelRunConfiguration, sighting, sighting); err != nil {
 			return err
 		}
 		if rc.Status.Triggers.RunConfigurations == nil {
@@ -333,7 +317,7 @@ func scheduleName(rc *pipelinesv1beta1.RunConfiguration, s pipelinesv1beta1.Sche
 func (r *Reconciler) reconcileSchedules(ctx context.Context, rc *pipelinesv1beta1.RunConfiguration,
 	runSpec pipelinesv1beta1.RunSpec) ([]*pipelinesv1beta1.RunSchedule, error) {
 	owned := &pipelinesv1beta1.RunScheduleList{}
-	if err := r.Client.List(ctx, owned, client.InNamespace(rc.Namespace), client.MatchingLabels{LabelRunConfiguration: string(rc.UID)}); err != nil {
+	if err := r.Client.List(ctx, owned, client.InNamespace(rc.Namespace), client.MatchingLabels{pipelinesv1beta1.LabelOwnerRunConfiguration: string(rc.UID)}); err != nil {
 		return nil, err
 	}
 	var current []*pipelinesv1beta1.RunSchedule
@@ -363,7 +347,7 @@ func (r *Reconciler) reconcileSchedules(ctx context.Context, rc *pipelinesv1beta
 	for name, spec := range desired {
 		rs := &pipelinesv1beta1.RunSchedule{
 			ObjectMeta: metav1.ObjectMeta{Namespace: rc.Namespace, Name: name, Labels: map[string]string{
-				LabelRunConfiguration: string(rc.UID), LabelTrigger: TriggerSchedule, LabelTriggerSource: naming.LabelValue(rc.Name),
+				pipelinesv1beta1.LabelOwnerRunConfiguration: string(rc.UID), pipelinesv1beta1.LabelTrigger: pipelinesv1beta1.TriggerLabelSchedule, pipelinesv1beta1.LabelTriggerSource: naming.LabelValue(rc.Name),
 			}},
 			Spec: spec,
 		}
@@ -388,7 +372,7 @@ func (r *Reconciler) createRun(ctx context.Context, rc *pipelinesv1beta1.RunConf
 		ObjectMeta: metav1.ObjectMeta{Namespace: rc.Namespace,
 			Name: naming.Name([]string{rc.Name, trigger}, string(rc.UID), trigger, version, sighting),
 			Labels: map[string]string{
-				LabelRunConfiguration: string(rc.UID), LabelTrigger: trigger, LabelTriggerSource: naming.LabelValue(version),
+				pipelinesv1beta1.LabelOwnerRunConfiguration: string(rc.UID), pipelinesv1beta1.LabelTrigger: trigger, pipelinesv1beta1.LabelTriggerSource: naming.LabelValue(version),
 			},
 			Annotations: fired.Annotations()},
 		Spec: spec,
@@ -405,13 +389,13 @@ func (r *Reconciler) createRun(ctx context.Context, rc *pipelinesv1beta1.RunConf
 // SetupWithManager registers the controller; it watches what it owns and
 // the Pipelines its RunConfigurations reference.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &pipelinesv1beta1.RunConfiguration{}, indexPipeline, func(o client.Object) []string {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &pipelinesv1beta1.RunConfiguration{}, contract.IndexPipeline, func(o client.Object) []string {
 		name, _, _ := strings.Cut(string(o.(*pipelinesv1beta1.RunConfiguration).Spec.Run.Pipeline), ":")
 		return []string{name}
 	}); err != nil {
 		return err
 	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &pipelinesv1beta1.RunConfiguration{}, indexUpstream, func(o client.Object) []string {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &pipelinesv1beta1.RunConfiguration{}, contract.IndexUpstream, func(o client.Object) []string {
 		return upstreamNames(o.(*pipelinesv1beta1.RunConfiguration))
 	}); err != nil {
 		return err
@@ -420,10 +404,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		For(&pipelinesv1beta1.RunConfiguration{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&pipelinesv1beta1.RunSchedule{}).
 		Owns(&pipelinesv1beta1.Run{}).
-		Watches(&pipelinesv1beta1.Pipeline{}, handler.EnqueueRequestsFromMapFunc(r.referencing(indexPipeline))).
+		Watches(&pipelinesv1beta1.Pipeline{}, handler.EnqueueRequestsFromMapFunc(r.referencing(contract.IndexPipeline))).
 		// An upstream RunConfiguration's new latest succeeded run fires
 		// triggers.runConfigurations and changes status.dependencies.
-		Watches(&pipelinesv1beta1.RunConfiguration{}, handler.EnqueueRequestsFromMapFunc(r.referencing(indexUpstream)),
+		Watches(&pipelinesv1beta1.RunConfiguration{}, handler.EnqueueRequestsFromMapFunc(r.referencing(contract.IndexUpstream)),
 			builder.WithPredicates(lifecycle.LatestRunsChanged)).
 		WithOptions(opts).
 		Named("runconfiguration").

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/fixture"
@@ -58,11 +59,11 @@ func TestRunScheduleCreateUpdate(t *testing.T) {
 		Spec: pipelinesv1beta1.RunScheduleSpec{RunSpec: pipelinesv1beta1.RunSpec{Provider: "kfp", Pipeline: "penguin"},
 			Schedule: pipelinesv1beta1.Schedule{CronExpression: "0 2 * * *"}}}
 	require.NoError(t, cp.Client.Create(ctx, rs))
-	create := f.EventuallyRun(t, rs, 1, lifecycle.OpCreate)
+	create := f.EventuallyRun(t, rs, 1, contract.OperationCreate)
 	f.Finish(t, create, true, "schedule-1", "", "")
 	f.Eventually(t, rs, fixture.ReadyIs(metav1.ConditionTrue, pipelinesv1beta1.ReasonSynchronized)(rs))
 	fixture.Update(t, f, rs, func(rs *pipelinesv1beta1.RunSchedule) { rs.Spec.Schedule.CronExpression = "0 3 * * *" })
-	update := f.EventuallyRun(t, rs, 2, lifecycle.OpUpdate)
+	update := f.EventuallyRun(t, rs, 2, contract.OperationUpdate)
 	var resource struct {
 		Spec   pipelinesv1beta1.RunScheduleSpec
 		Status struct {
