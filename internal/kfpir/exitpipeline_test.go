@@ -58,6 +58,9 @@ func TestAnExitPipelineWhoseTasksDependOnEachOther(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(status), &parsed), "state's status param: %v", notify.Params)
 	assert.Equal(t, "$(tasks.status)", parsed["state"])
 	assert.Contains(t, steps["state"].Args, "status=$(params.state-status)")
+	// state's own input is a STRUCT; the launcher still gets it as the final
+	// status, which it puts in KFP's words (FAILED, not Tekton's Failed).
+	assert.Contains(t, strings.Join(steps["state"].Args, " "), `"status":{"type":"TASK_FINAL_STATUS"}`)
 	assert.Contains(t, steps["state"].Args, "Output=$(step.results.Output.path)")
 
 	report := steps["report"]

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/launcher"
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -382,6 +383,16 @@ func (b *taskBuild) launchedMain(main *tektonv1.Step) ([]tektonv1.Step, error) {
 	var err error
 	if b.launched.spec, err = launcherSpec(name, b.comp, b.exec, b.launched.inMeta, b.launched.artifactLists()); err != nil {
 		return nil, err
+	}
+	// A pipeline's final status reaches a task of an exit pipeline through
+	// that pipeline's TASK_FINAL_STATUS input, whatever the task's own
+	// input says (a STRUCT): KFP's driver hands it over in KFP's words, so
+	// the launcher translates Tekton's here too.
+	for key, p := range b.inputs.Parameters {
+		if def, ok := b.launched.spec.Inputs.Parameters[key]; ok && len(p.TaskFinalStatus) > 0 {
+			def.Type = launcher.TypeTaskFinalStatus
+			b.launched.spec.Inputs.Parameters[key] = def
+		}
 	}
 	for _, key := range sortedKeys(b.out.Artifacts) {
 		if c.artifacts[name][key] != key {
