@@ -33,12 +33,13 @@ func (cp *ControlPlane) SealKey(t T) *seal.Key {
 // TestOperatorConfig is the operator's defaults (operator.Default: the
 // in-flight limit and run pruning on, as in production) with what an
 // in-process test operator needs, then configure's changes (nil: none):
-// no metrics or probe listeners, a generous client limit and fewer workers
+// no metrics, probe or events listeners, a generous client limit and fewer workers
 // (several operators share a small machine), quick rechecks, and a helper
 // image name (never pulled here).
 func TestOperatorConfig(configure func(*operator.Config)) operator.Config {
 	cfg := operator.Default()
-	cfg.MetricsBindAddress, cfg.HealthProbeBindAddress, cfg.SkipNameValidation = "0", "0", true
+	// No listener: test packages run in parallel, each with operators.
+	cfg.MetricsBindAddress, cfg.HealthProbeBindAddress, cfg.EventsBindAddress, cfg.SkipNameValidation = "0", "0", "0", true
 	cfg.KubeAPIQPS, cfg.KubeAPIBurst = 500, 1000
 	cfg.MaxConcurrentReconciles = 2
 	cfg.RetryAfter = metav1.Duration{Duration: 200 * time.Millisecond}
