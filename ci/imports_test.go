@@ -25,7 +25,7 @@ var layers = []struct {
 		"internal/runcompletion", "internal/controller/status", "internal/controller/scheme"}},
 	{"the Tasks, the run generator, the KFP compiler and launcher", []string{"tasks", "pipelines", "generator",
 		"internal/launcher", "internal/kfpir"}},
-	{"services beside the engine", []string{"internal/eventserver", "internal/conversionwebhook",
+	{"services beside the engine", []string{"internal/eventserver", "internal/conversionwebhook", "internal/finalizerwebhook",
 		"internal/tektonprovider", "internal/controller/completion", "internal/controller/publish"}},
 	{"the engine", []string{"internal/controller/lifecycle"}},
 	{"the controllers", []string{"internal/controller/pipeline", "internal/controller/run",

@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -38,6 +39,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 	"knative.dev/pkg/apis"
 	duckv1 "knative.dev/pkg/apis/duck/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -48,6 +50,7 @@ import (
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/operator"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/provider"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/finalizerwebhook"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/registry"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks"
@@ -722,6 +725,34 @@ func TestOperatorChartDefaultsAreTheOperatorsDefaults(t *testing.T) {
 	want.LeaderElection = true
 	want.ConversionWebhook.Service, want.ConversionWebhook.Secret, want.ConversionWebhook.CertDir =
 		"kfp-tekton-operator-webhook", "kfp-tekton-operator-webhook-cert", "/etc/kfp-tekton-operator-webhook-cert"
+	want.ConversionWebhook.FinalizerConfiguration = "kfp-tekton-operator-finalizer"
 	want.EventsURL = "http://kfp-tekton-operator-events.kfp-tekton-operator.svc/events"
 	assert.Equal(t, want, cfg)
+}
+
+// TestTheChartsFinalizerWebhookIsTheOperators: the chart installs the
+// mutating webhook internal/finalizerwebhook defines (rules, policies) at
+// the path it serves, under the name the operator's RBAC and configuration
+// use; disabled, neither the webhook nor the setting is rendered.
+func TestTheChartsFinalizerWebhookIsTheOperators(t *testing.T) {
+	rendered := helm(t, "template", "op", "config/helm/kfp-tekton-operator", "--namespace", "kfp-tekton-operator")
+	var found []admissionregistrationv1.MutatingWebhookConfiguration
+	for _, u := range objects(t, rendered) {
+		if u.GetKind() == "MutatingWebhookConfiguration" {
+			var c admissionregistrationv1.MutatingWebhookConfiguration
+			require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &c))
+			found = append(found, c)
+		}
+	}
+	require.Len(t, found, 1)
+	assert.Equal(t, "kfp-tekton-operator-finalizer", found[0].Name)
+	want := finalizerwebhook.Webhook(admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{
+		Namespace: "kfp-tekton-operator", Name: "kfp-tekton-operator-webhook",
+		Path: ptr.To(finalizerwebhook.Path), Port: ptr.To[int32](443)}})
+	assert.Equal(t, []admissionregistrationv1.MutatingWebhook{want}, found[0].Webhooks)
+	assert.Contains(t, rendered, "finalizerConfiguration: kfp-tekton-operator-finalizer\n")
+
+	off := helm(t, "template", "op", "config/helm/kfp-tekton-operator", "--namespace", "kfp-tekton-operator", "--set", "finalizerWebhook.enabled=false")
+	assert.NotContains(t, off, "MutatingWebhookConfiguration")
+	assert.NotContains(t, off, "finalizerConfiguration")
 }

@@ -43,6 +43,7 @@ func bind(fs *flag.FlagSet, cfg *operator.Config, file *string) {
 	fs.DurationVar(&cfg.RetryBackoffMax.Duration, "retry-backoff-max", cfg.RetryBackoffMax.Duration, "longest wait between retries of a failed operation")
 	fs.DurationVar(&cfg.ArtifactRepositoryTTL.Duration, "artifact-repository-ttl", cfg.ArtifactRepositoryTTL.Duration, "how stale a namespace's artifact-repositories ConfigMap may be when a run is built")
 	fs.IntVar(&cfg.KeepRunsPerOperation, "keep-runs-per-operation", cfg.KeepRunsPerOperation, "finished PipelineRuns of each operation a resource keeps (besides those the operator needs: the newest succeeded create or update, retried failures); 0 keeps all")
+	fs.DurationVar(&cfg.OperationPickupTarget.Duration, "operation-pickup-target", cfg.OperationPickupTarget.Duration, "while Tekton takes longer than this to pick up a Provider's new operation run, its bound is halved (each quicker pickup raises it by one, up to max-operations-in-flight); 0 keeps it fixed")
 	fs.IntVar(&cfg.MaxOperationsInFlight, "max-operations-in-flight", cfg.MaxOperationsInFlight, "operation PipelineRuns each Provider may have unfinished at once; more wait (Ready reason Queued); 0 is no bound")
 	fs.StringVar(&cfg.CompileStorageClass, "compile-storage-class", cfg.CompileStorageClass, "storage class of the claim a pipeline compile hands its definition over in; empty: the cluster's default")
 	fs.StringVar(&cfg.CompileVolumeSize, "compile-volume-size", cfg.CompileVolumeSize, "size of that claim")
@@ -65,6 +66,7 @@ func bind(fs *flag.FlagSet, cfg *operator.Config, file *string) {
 	fs.StringVar(&cfg.ConversionWebhook.CertDir, "conversion-webhook-cert-dir", cfg.ConversionWebhook.CertDir, "directory where that Secret is mounted")
 	fs.IntVar(&cfg.ConversionWebhook.Port, "conversion-webhook-port", cfg.ConversionWebhook.Port, "port of the conversion webhook")
 	fs.StringVar(&cfg.ConversionWebhook.ProviderNamespace, "conversion-webhook-provider-namespace", cfg.ConversionWebhook.ProviderNamespace, "namespace a v1alpha6 object's provider name refers to; empty: the object's own")
+	fs.StringVar(&cfg.ConversionWebhook.FinalizerConfiguration, "finalizer-webhook-configuration", cfg.ConversionWebhook.FinalizerConfiguration, "MutatingWebhookConfiguration through which the API server asks the webhook server to add the backend finalizer at create; empty: the operator adds it itself")
 	fs.DurationVar(&cfg.RetryAfter.Duration, "retry-after", cfg.RetryAfter.Duration, "how soon a resource waiting on something outside the operator is looked at again")
 }
 

@@ -5,6 +5,8 @@
 // certificate in a Secret of the operator's namespace, the CA bundle
 // injected into each CRD's conversion webhook. Every replica serves; the
 // webhook starts once the Secret's certificate is mounted in CertDir.
+// Other webhooks of the operator (internal/finalizerwebhook) are served by
+// the same server, with the same certificate.
 package conversionwebhook
 
 import (
@@ -48,6 +50,11 @@ type Options struct {
 	Port int
 	// CRDs are the names of the CRDs served by the webhook.
 	CRDs []string
+	// Handlers are other webhooks served beside the conversion, by path.
+	Handlers map[string]http.Handler
+	// MutatingConfigurations name the MutatingWebhookConfigurations calling
+	// Handlers: the rotator keeps their CA bundle current.
+	MutatingConfigurations []string
 }
 
 // Add runs the certificate rotator, the webhook server (once the
@@ -61,6 +68,9 @@ func Add(mgr ctrl.Manager, o Options) error {
 	var webhooks []rotator.WebhookInfo
 	for _, crd := range o.CRDs {
 		webhooks = append(webhooks, rotator.WebhookInfo{Name: crd, Type: rotator.CRDConversion})
+	}
+	for _, name := range o.MutatingConfigurations {
+		webhooks = append(webhooks, rotator.WebhookInfo{Name: name, Type: rotator.Mutating})
 	}
 	host := o.Service + "." + o.Namespace + ".svc"
 	if err := rotator.AddRotator(mgr, &rotator.CertRotator{
@@ -81,6 +91,9 @@ func Add(mgr ctrl.Manager, o Options) error {
 	}
 	srv := &server{ready: ready, server: webhook.NewServer(webhook.Options{Port: o.Port, CertDir: o.CertDir})}
 	srv.server.Register(Path, conversion.NewWebhookHandler(mgr.GetScheme(), conversion.NewRegistry()))
+	for path, h := range o.Handlers {
+		srv.server.Register(path, h)
+	}
 	if err := mgr.Add(srv); err != nil {
 		return err
 	}

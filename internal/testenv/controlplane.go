@@ -18,6 +18,8 @@ import (
 	"sync"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,6 +29,7 @@ import (
 
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/scheme"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/conversionwebhook"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/finalizerwebhook"
 )
 
 // TektonModule is the module whose config/300-crds are installed.
@@ -74,21 +77,27 @@ func Start() (*ControlPlane, error) {
 	if err != nil {
 		return nil, errors.Join(err, env.Stop())
 	}
-	stop, err := serveConversion(env, scheme)
+	stop, err := serveWebhooks(env, scheme)
 	if err != nil {
+		return nil, errors.Join(err, env.Stop())
+	}
+	if err := installFinalizerWebhook(c, env.WebhookInstallOptions); err != nil {
+		stop()
 		return nil, errors.Join(err, env.Stop())
 	}
 	return &ControlPlane{Env: env, Config: cfg, Client: c, Scheme: scheme, stopConversion: stop}, nil
 }
 
-// serveConversion serves the CRDs' conversion webhook (the operator's own
+// serveWebhooks serves the CRDs' conversion webhook (the operator's own
 // handler) where envtest pointed the CRDs of convertible kinds, with its
-// certificate: so older versions read and write through the same
-// conversion as on a cluster.
-func serveConversion(env *envtest.Environment, scheme *k8sruntime.Scheme) (context.CancelFunc, error) {
+// certificate, so older versions read and write through the same
+// conversion as on a cluster; and the finalizer webhook beside it, as the
+// operator's chart does.
+func serveWebhooks(env *envtest.Environment, scheme *k8sruntime.Scheme) (context.CancelFunc, error) {
 	o := env.WebhookInstallOptions
 	srv := webhook.NewServer(webhook.Options{Host: o.LocalServingHost, Port: o.LocalServingPort, CertDir: o.LocalServingCertDir})
 	srv.Register(conversionwebhook.Path, conversion.NewWebhookHandler(scheme, conversion.NewRegistry()))
+	srv.Register(finalizerwebhook.Path, finalizerwebhook.HTTPHandler())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Start(ctx) }()
@@ -109,6 +118,28 @@ func serveConversion(env *envtest.Environment, scheme *k8sruntime.Scheme) (conte
 			return nil, fmt.Errorf("the conversion webhook is not listening on %s", addr)
 		}
 	}
+}
+
+// FinalizerWebhookConfiguration names the finalizer webhook's configuration
+// on every test control plane; a test may delete it to see the operator
+// without it. Not the chart's name: a test applying the chart must not
+// merge its Service reference into this one's URL.
+const FinalizerWebhookConfiguration = "kfp-tekton-operator-finalizer-envtest"
+
+// installFinalizerWebhook registers the finalizer webhook, served by
+// serveWebhooks, as the chart does: every envtest sees the operator's kinds
+// created with the finalizer, as on a cluster.
+func installFinalizerWebhook(c client.Client, o envtest.WebhookInstallOptions) error {
+	url := "https://" + net.JoinHostPort(o.LocalServingHost, strconv.Itoa(o.LocalServingPort)) + finalizerwebhook.Path
+	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: FinalizerWebhookConfiguration},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{finalizerwebhook.Webhook(
+			admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: o.LocalServingCAData})},
+	}
+	if err := c.Create(context.Background(), cfg); err != nil {
+		return fmt.Errorf("registering the finalizer webhook: %w", err)
+	}
+	return nil
 }
 
 // Stop stops the apiserver and etcd and removes their data.

@@ -46,11 +46,15 @@ type Waiter struct {
 	Wake func()
 }
 
-// Limiter admits operations up to Limit in flight per Provider.
+// Limiter admits operations up to Limit in flight per Provider, or fewer
+// while Tekton is slow to pick them up (adaptive.go).
 type Limiter struct {
 	limit int
 	runs  Runs
 	now   func() time.Time
+	// pickupTarget is the longest pickup wait that leaves a Provider's
+	// bound where it is; 0 keeps every bound at limit.
+	pickupTarget time.Duration
 
 	mu        sync.Mutex
 	providers map[string]*providerQueue
@@ -69,6 +73,8 @@ type providerQueue struct {
 	// creating are runs admitted and created (or being created) that the
 	// cache has not shown yet, until when they stop counting.
 	creating map[types.NamespacedName]time.Time
+	// adaptation is the Provider's bound, adapted to Tekton's pickups.
+	adaptation Adaptation
 }
 
 // queued counts the provider's waiters, room held for them or not.
@@ -86,6 +92,51 @@ func New(limit int, runs Runs, now func() time.Time) *Limiter {
 
 // Limit is the operations in flight each Provider may have.
 func (l *Limiter) Limit() int { return l.limit }
+
+// BoundFloor is the fewest operations in flight a Provider's adapted bound
+// allows (or the limit, if lower).
+const BoundFloor = 10
+
+// AdaptToPickups makes each Provider's bound adapt to how long Tekton
+// takes to pick its runs up (adaptive.go), halved while a run waits longer
+// than target; call it before the limiter is used. 0 keeps every bound at
+// the limit.
+func (l *Limiter) AdaptToPickups(target time.Duration) *Limiter {
+	l.pickupTarget = target
+	return l
+}
+
+// Bound is the operations in flight provider may have now.
+func (l *Limiter) Bound(provider string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.bound(l.queue(provider))
+}
+
+func (l *Limiter) bound(q *providerQueue) int {
+	if l.pickupTarget == 0 {
+		return l.limit
+	}
+	return int(q.adaptation.Bound)
+}
+
+// Picked observes that Tekton picked up one of provider's operation runs,
+// adapting its bound; waiters that a raised bound has room for are woken.
+func (l *Limiter) Picked(ctx context.Context, provider string, p Pickup) {
+	if l.pickupTarget == 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	q := l.queue(provider)
+	before := l.bound(q)
+	q.adaptation = Adapt(q.adaptation, p, l.now(), l.limit, BoundFloor, l.pickupTarget)
+	after := l.bound(q)
+	boundGauge.WithLabelValues(provider).Set(float64(after))
+	if after > before {
+		l.wake(ctx, provider, q)
+	}
+}
 
 // Admission is the answer to Acquire.
 type Admission struct {
@@ -124,7 +175,7 @@ func (l *Limiter) Acquire(ctx context.Context, provider string, w Waiter, run ty
 		return Admission{}, err
 	}
 	if e == nil {
-		if Admits(l.limit, inFlight, q.queued(), false) {
+		if Admits(l.bound(q), inFlight, q.queued(), false) {
 			q.creating[run] = l.now().Add(creationGrace)
 			return Admission{Admitted: true, InFlight: inFlight}, nil
 		}
@@ -144,7 +195,7 @@ func (l *Limiter) Acquire(ctx context.Context, provider string, w Waiter, run ty
 			}
 		}
 	}
-	if !Admits(l.limit, inFlight, q.queued(), e.held) {
+	if !Admits(l.bound(q), inFlight, q.queued(), e.held) {
 		return Admission{InFlight: inFlight, Queued: q.queued(), Held: e.held}, nil
 	}
 	l.dequeue(q, e)
@@ -197,7 +248,7 @@ func (l *Limiter) wake(ctx context.Context, provider string, q *providerQueue) {
 		return // the waiters' own requeue looks again
 	}
 	l.hold(q, inFlight)
-	n := ToWake(l.limit, inFlight, q.held.Len())
+	n := ToWake(l.bound(q), inFlight, q.held.Len())
 	for h := q.held.Front(); h != nil && n > 0; h, n = h.Next(), n-1 {
 		h.Value.(*entry).Wake()
 	}
@@ -206,7 +257,7 @@ func (l *Limiter) wake(ctx context.Context, provider string, q *providerQueue) {
 // hold holds the room that no waiter holds for the next waiters in turn,
 // and returns them.
 func (l *Limiter) hold(q *providerQueue, inFlight int) []*entry {
-	n := ToHold(l.limit, inFlight, q.held.Len(), q.queued())
+	n := ToHold(l.bound(q), inFlight, q.held.Len(), q.queued())
 	if n == 0 {
 		return nil
 	}
@@ -223,7 +274,7 @@ func (l *Limiter) hold(q *providerQueue, inFlight int) []*entry {
 func (l *Limiter) queue(provider string) *providerQueue {
 	q := l.providers[provider]
 	if q == nil {
-		q = &providerQueue{creating: map[types.NamespacedName]time.Time{}}
+		q = &providerQueue{creating: map[types.NamespacedName]time.Time{}, adaptation: Adaptation{Bound: float64(l.limit)}}
 		l.providers[provider] = q
 	}
 	return q

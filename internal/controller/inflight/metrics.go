@@ -16,6 +16,10 @@ var (
 		Name: "kfp_operations_in_flight",
 		Help: "Operation PipelineRuns not yet ended, by Provider (namespace/name), as last counted when a resource asked to start one.",
 	}, []string{"provider"})
+	boundGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "kfp_operations_bound",
+		Help: "Operations in flight a Provider (namespace/name) may have now: maxOperationsInFlight, halved while Tekton is slower than operationPickupTarget to pick its runs up.",
+	}, []string{"provider"})
 )
 
-func init() { metrics.Registry.MustRegister(queuedGauge, inFlightGauge) }
+func init() { metrics.Registry.MustRegister(queuedGauge, inFlightGauge, boundGauge) }

@@ -266,7 +266,7 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (result
 			return ctrl.Result{}, fmt.Errorf("counting the operations in flight for provider %s: %w", o.ProviderKey, err)
 		}
 		if queued = !admission.Admitted; queued {
-			d = waitForRoom(o, d, r.Limiter.Limit())
+			d = waitForRoom(o, d, r.Limiter.Bound(o.ProviderKey.String()))
 		}
 	}
 	return r.apply(ctx, obj, o, d)

@@ -22,9 +22,11 @@ import (
 
 // NewLimiter bounds the operations in flight per Provider to limit, for
 // every lifecycle controller of mgr (give it to each Reconciler); call it
-// once per manager, before they are set up. workflowNamespace is the
-// operator's shared one, or "" when each Provider's runs live in its own.
-func NewLimiter(ctx context.Context, mgr ctrl.Manager, limit int, workflowNamespace string) (*inflight.Limiter, error) {
+// once per manager, before they are set up. pickupTarget adapts each
+// Provider's bound to how soon Tekton picks its runs up (0: fixed).
+// workflowNamespace is the operator's shared one, or "" when each
+// Provider's runs live in its own.
+func NewLimiter(ctx context.Context, mgr ctrl.Manager, limit int, pickupTarget time.Duration, workflowNamespace string) (*inflight.Limiter, error) {
 	counts := func(pr *tektonv1.PipelineRun) bool { return countsForItsProvider(pr, workflowNamespace) }
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &tektonv1.PipelineRun{}, contract.IndexUnfinishedProvider, func(obj client.Object) []string {
 		if pr := obj.(*tektonv1.PipelineRun); counts(pr) && !pr.IsDone() {
@@ -34,7 +36,7 @@ func NewLimiter(ctx context.Context, mgr ctrl.Manager, limit int, workflowNamesp
 	}); err != nil {
 		return nil, err
 	}
-	limiter := inflight.New(limit, cachedRuns{mgr.GetCache()}, time.Now)
+	limiter := inflight.New(limit, cachedRuns{mgr.GetCache()}, time.Now).AdaptToPickups(pickupTarget)
 	informer, err := mgr.GetCache().GetInformer(ctx, &tektonv1.PipelineRun{})
 	if err != nil {
 		return nil, err
@@ -51,7 +53,13 @@ func NewLimiter(ctx context.Context, mgr ctrl.Manager, limit int, workflowNamesp
 		UpdateFunc: func(old, updated any) {
 			before, ok1 := old.(*tektonv1.PipelineRun)
 			after, ok2 := updated.(*tektonv1.PipelineRun)
-			if ok1 && ok2 && counts(after) && endedNow(before, after) {
+			if !ok1 || !ok2 || !counts(after) {
+				return
+			}
+			if p, ok := pickedUpNow(before, after); ok {
+				limiter.Picked(ctx, runProvider(after), p)
+			}
+			if endedNow(before, after) {
 				limiter.Wake(ctx, runProvider(after))
 			}
 		},
@@ -65,6 +73,16 @@ func NewLimiter(ctx context.Context, mgr ctrl.Manager, limit int, workflowNamesp
 		},
 	})
 	return limiter, err
+}
+
+// pickedUpNow: Tekton's first reconcile of after (which sets its start
+// time) is this update, and how long the run waited for it.
+func pickedUpNow(before, after *tektonv1.PipelineRun) (inflight.Pickup, bool) {
+	if before.Status.StartTime != nil || after.Status.StartTime == nil {
+		return inflight.Pickup{}, false
+	}
+	created := after.CreationTimestamp.Time
+	return inflight.Pickup{Created: created, Wait: after.Status.StartTime.Sub(created)}, true
 }
 
 // isOperation: pr is one of the operator's operation runs (not an ML run

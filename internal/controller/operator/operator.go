@@ -5,6 +5,7 @@ package operator
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -40,6 +41,7 @@ import (
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/scheme"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/conversionwebhook"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/eventserver"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/finalizerwebhook"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/seal"
 )
 
@@ -118,7 +120,7 @@ func engineSettings(ctx context.Context, mgr ctrl.Manager, cfg Config, sealKey *
 	}
 	var limiter *inflight.Limiter
 	if cfg.MaxOperationsInFlight > 0 {
-		if limiter, err = lifecycle.NewLimiter(ctx, mgr, cfg.MaxOperationsInFlight, cfg.WorkflowNamespace); err != nil {
+		if limiter, err = lifecycle.NewLimiter(ctx, mgr, cfg.MaxOperationsInFlight, cfg.OperationPickupTarget.Duration, cfg.WorkflowNamespace); err != nil {
 			return lifecycle.Settings{}, err
 		}
 	}
@@ -182,9 +184,14 @@ func addServers(mgr ctrl.Manager, cfg Config, operatorNamespace, audience string
 	if w := cfg.ConversionWebhook; w.Service != "" {
 		// Read by the conversions the webhook serves; set before it serves.
 		pipelinesv1alpha6.ConversionDefaults.ProviderNamespace = w.ProviderNamespace
-		if err := conversionwebhook.Add(mgr, conversionwebhook.Options{Namespace: operatorNamespace, Service: w.Service,
+		o := conversionwebhook.Options{Namespace: operatorNamespace, Service: w.Service,
 			Secret: w.Secret, CertDir: w.CertDir, Port: w.Port,
-			CRDs: conversionwebhook.CRDs(mgr.GetScheme(), pipelinesv1alpha6.GroupVersion)}); err != nil {
+			CRDs: conversionwebhook.CRDs(mgr.GetScheme(), pipelinesv1alpha6.GroupVersion)}
+		if w.FinalizerConfiguration != "" {
+			o.Handlers = map[string]http.Handler{finalizerwebhook.Path: finalizerwebhook.HTTPHandler()}
+			o.MutatingConfigurations = []string{w.FinalizerConfiguration}
+		}
+		if err := conversionwebhook.Add(mgr, o); err != nil {
 			return err
 		}
 	}

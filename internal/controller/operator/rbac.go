@@ -30,3 +30,8 @@ package operator
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=list;watch;update,namespace=operator-namespace
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=update;patch,resourceNames=pipelines.pipelines.kubeflow.org;runconfigurations.pipelines.kubeflow.org;runs.pipelines.kubeflow.org;runschedules.pipelines.kubeflow.org;experiments.pipelines.kubeflow.org;providers.pipelines.kubeflow.org
+
+// The finalizer webhook's configuration (internal/finalizerwebhook), made by
+// the chart: the rotator watches it and injects the CA bundle, by name only.
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=get;list;watch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=update;patch,resourceNames=kfp-tekton-operator-finalizer
