@@ -74,15 +74,11 @@ func TestArtifactsRoundTripThroughTheLocalS3Store(t *testing.T) {
 		"--set", "provider.frameworks[0].image="+images["STATIC_COMPILER_IMAGE"],
 		"--set-json", "provider.artifactRepository="+repo)
 	waitFor(t, 2*time.Minute, "Provider "+ns+"/kfp Ready", func() (bool, string) { return readyIs(get(t, "Provider", ns, "kfp"), "True") })
-	demoPipeline(t, ns, "demo-ml", "/pipeline.yaml")
-	waitFor(t, 4*time.Minute, "Pipeline demo-ml synchronised", func() (bool, string) { return synchronised(get(t, "Pipeline", ns, "demo-ml")) })
+	syncedDemoPipeline(t, ns, "demo-ml", "/pipeline.yaml")
 	runs := map[string]tektonv1.PipelineRun{}
 	for _, name := range []string{"s3", "s3-again"} {
 		create(t, ns, "kind: Run\nmetadata: {name: "+name+"}\nspec:\n  provider: kfp\n  pipeline: demo-ml\n")
-		waitFor(t, 4*time.Minute, "Run "+name+" Succeeded", func() (bool, string) {
-			state, msg := completionState(get(t, "Run", ns, name))
-			return state == "Succeeded", state + ": " + msg
-		})
+		waitRunState(t, 4*time.Minute, ns, name, "Succeeded")
 		runs[name] = runPipelineRun(t, ns, name)
 	}
 	pr := runs["s3"]

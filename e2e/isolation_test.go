@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"syscall"
 	"testing"
@@ -28,14 +27,7 @@ import (
 func TestCompilerCannotReachProviderSecrets(t *testing.T) {
 	ns := namespace(t, "e2e-isolation")
 	installProvider(t, ns, "kfp")
-	create(t, ns, fmt.Sprintf(`
-kind: Pipeline
-metadata: {name: isolated}
-spec:
-  provider: kfp
-  image: %s
-  framework: {name: fixture}
-`, images["FIXTURE_PIPELINE_IMAGE"]))
+	fixturePipeline(t, ns, "isolated")
 	waitFor(t, syncTimeout, "Pipeline created", func() (bool, string) { return synchronised(get(t, "Pipeline", ns, "isolated")) })
 
 	var definition struct {

@@ -92,7 +92,7 @@ func TestKfpOperatorServiceIDsAndEarlyCompletions(t *testing.T) {
 	ns := namespace(t, "e2e-kfpop")
 	kfpOperatorService(t, ns)
 	for _, name := range []string{"examples-pipeline", "report-pipeline"} {
-		create(t, ns, fmt.Sprintf("kind: Pipeline\nmetadata: {name: %s}\nspec: {provider: kfp, image: %s, framework: {name: fixture}}\n", name, images["FIXTURE_PIPELINE_IMAGE"]))
+		fixturePipeline(t, ns, name)
 	}
 	create(t, ns, "kind: Experiment\nmetadata: {name: penguins}\nspec: {provider: kfp, description: kfp-operator ids}\n")
 

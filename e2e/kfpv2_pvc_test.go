@@ -28,15 +28,9 @@ import (
 func TestAPVCThePipelineCreatesIsMountedAndDeleted(t *testing.T) {
 	ns := namespace(t, "e2e-kfpv2-pvc")
 	tektonProvider(t, ns)
-	demoPipeline(t, ns, "pvc", "/pvc.yaml")
-	waitFor(t, 4*time.Minute, "Pipeline pvc synchronised", func() (bool, string) {
-		return synchronised(get(t, "Pipeline", ns, "pvc"))
-	})
+	syncedDemoPipeline(t, ns, "pvc", "/pvc.yaml")
 	create(t, ns, "kind: Run\nmetadata: {name: scratch}\nspec:\n  provider: kfp\n  pipeline: pvc\n")
-	waitFor(t, 5*time.Minute, "Run scratch Succeeded", func() (bool, string) {
-		state, msg := completionState(get(t, "Run", ns, "scratch"))
-		return state == "Succeeded", state + ": " + msg
-	})
+	waitRunState(t, 5*time.Minute, ns, "scratch", "Succeeded")
 	pr := runPipelineRun(t, ns, "scratch")
 	claim := pr.Name + "-scratch"
 	require.Len(t, pr.Status.Results, 1)

@@ -31,10 +31,7 @@ import (
 func TestPythonFunctionComponentsRunOnTekton(t *testing.T) {
 	ns := namespace(t, "e2e-kfpv2")
 	tektonProvider(t, ns)
-	demoPipeline(t, ns, "python-functions", "/python.yaml")
-	waitFor(t, 4*time.Minute, "Pipeline python-functions synchronised", func() (bool, string) {
-		return synchronised(get(t, "Pipeline", ns, "python-functions"))
-	})
+	syncedDemoPipeline(t, ns, "python-functions", "/python.yaml")
 	create(t, ns, `
 kind: Run
 metadata: {name: sum}
@@ -44,10 +41,7 @@ spec:
   parameters:
   - {name: a, value: "2.25"}
 `)
-	waitFor(t, 4*time.Minute, "Run sum Succeeded", func() (bool, string) {
-		state, msg := completionState(get(t, "Run", ns, "sum"))
-		return state == "Succeeded", state + ": " + msg
-	})
+	waitRunState(t, 4*time.Minute, ns, "sum", "Succeeded")
 	id, _, _ := unstructured.NestedString(get(t, "Run", ns, "sum").Object, "status", "provider", "id")
 	var pr tektonv1.PipelineRun
 	require.NoError(t, cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: id}, &pr))
@@ -74,10 +68,7 @@ spec:
 func TestConditionsLoopsAndCollectedOnTekton(t *testing.T) {
 	ns := namespace(t, "e2e-kfpv2-flow")
 	tektonProvider(t, ns)
-	demoPipeline(t, ns, "control-flow", "/control-flow.yaml")
-	waitFor(t, 4*time.Minute, "Pipeline control-flow synchronised", func() (bool, string) {
-		return synchronised(get(t, "Pipeline", ns, "control-flow"))
-	})
+	syncedDemoPipeline(t, ns, "control-flow", "/control-flow.yaml")
 	create(t, ns, `
 kind: Run
 metadata: {name: flow}
@@ -88,10 +79,7 @@ spec:
   - {name: side, value: tails}
   - {name: "n", value: "3"}
 `)
-	waitFor(t, 5*time.Minute, "Run flow Succeeded", func() (bool, string) {
-		state, msg := completionState(get(t, "Run", ns, "flow"))
-		return state == "Succeeded", state + ": " + msg
-	})
+	waitRunState(t, 5*time.Minute, ns, "flow", "Succeeded")
 	pr := runPipelineRun(t, ns, "flow")
 	results := map[string]string{}
 	for _, r := range pr.Status.Results {
@@ -115,10 +103,7 @@ spec:
 func TestAnExitHandlerRunsAfterAFailure(t *testing.T) {
 	ns := namespace(t, "e2e-kfpv2-exit")
 	tektonProvider(t, ns)
-	demoPipeline(t, ns, "exit-handler", "/exit-handler.yaml")
-	waitFor(t, 4*time.Minute, "Pipeline exit-handler synchronised", func() (bool, string) {
-		return synchronised(get(t, "Pipeline", ns, "exit-handler"))
-	})
+	syncedDemoPipeline(t, ns, "exit-handler", "/exit-handler.yaml")
 	create(t, ns, `
 kind: Run
 metadata: {name: failing}
@@ -126,19 +111,9 @@ spec:
   provider: kfp
   pipeline: exit-handler
 `)
-	waitFor(t, 4*time.Minute, "Run failing Failed", func() (bool, string) {
-		state, msg := completionState(get(t, "Run", ns, "failing"))
-		return state == "Failed", state + ": " + msg
-	})
+	waitRunState(t, 4*time.Minute, ns, "failing", "Failed")
 	pr := runPipelineRun(t, ns, "failing")
-	var cleanup *tektonv1.TaskRun
-	for _, ref := range pr.Status.ChildReferences {
-		if ref.PipelineTaskName == "cleanup" {
-			var tr tektonv1.TaskRun
-			require.NoError(t, cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: ref.Name}, &tr))
-			cleanup = &tr
-		}
-	}
+	cleanup := childTaskRun(t, ns, pr, "cleanup")
 	require.NotNil(t, cleanup, "the exit task ran")
 	require.Len(t, cleanup.Status.Results, 1)
 	var status map[string]any
@@ -158,10 +133,7 @@ spec:
 func TestAnExitPipelineRunsItsTasksAsSteps(t *testing.T) {
 	ns := namespace(t, "e2e-kfpv2-exitpipeline")
 	tektonProvider(t, ns)
-	demoPipeline(t, ns, "exit-pipeline", "/exit-pipeline.yaml")
-	waitFor(t, 4*time.Minute, "Pipeline exit-pipeline synchronised", func() (bool, string) {
-		return synchronised(get(t, "Pipeline", ns, "exit-pipeline"))
-	})
+	syncedDemoPipeline(t, ns, "exit-pipeline", "/exit-pipeline.yaml")
 	create(t, ns, `
 kind: Run
 metadata: {name: failing}
@@ -169,19 +141,9 @@ spec:
   provider: kfp
   pipeline: exit-pipeline
 `)
-	waitFor(t, 6*time.Minute, "Run failing Failed", func() (bool, string) {
-		state, msg := completionState(get(t, "Run", ns, "failing"))
-		return state == "Failed", state + ": " + msg
-	})
+	waitRunState(t, 6*time.Minute, ns, "failing", "Failed")
 	pr := runPipelineRun(t, ns, "failing")
-	var notify *tektonv1.TaskRun
-	for _, ref := range pr.Status.ChildReferences {
-		if ref.PipelineTaskName == "notify" {
-			var tr tektonv1.TaskRun
-			require.NoError(t, cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: ref.Name}, &tr))
-			notify = &tr
-		}
-	}
+	notify := childTaskRun(t, ns, pr, "notify")
 	require.NotNil(t, notify, "the exit pipeline's task ran")
 	steps := map[string]tektonv1.StepState{}
 	for _, s := range notify.Status.Steps {
@@ -223,6 +185,21 @@ func runPipelineRun(t *testing.T, ns, run string) tektonv1.PipelineRun {
 	return pr
 }
 
+// childTaskRun is the TaskRun of pipeline task name in pr, nil if there
+// is none (the last, if there are several).
+func childTaskRun(t *testing.T, ns string, pr tektonv1.PipelineRun, name string) *tektonv1.TaskRun {
+	t.Helper()
+	var found *tektonv1.TaskRun
+	for _, ref := range pr.Status.ChildReferences {
+		if ref.PipelineTaskName == name {
+			var tr tektonv1.TaskRun
+			require.NoError(t, cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: ref.Name}, &tr))
+			found = &tr
+		}
+	}
+	return found
+}
+
 // TestASecondRunIsCached runs the control-flow pipeline (every task
 // asking for caching, as the SDK's default) twice with the same inputs:
 // the second run's tasks, fanned-out ones included, reuse the first's
@@ -243,10 +220,7 @@ func TestASecondRunIsCached(t *testing.T) {
 	}
 	runOf := func(pipeline, name, params string) (map[string]string, map[string]string) {
 		create(t, ns, "kind: Run\nmetadata: {name: "+name+"}\nspec:\n  provider: kfp\n  pipeline: "+pipeline+"\n  parameters:\n"+params)
-		waitFor(t, 5*time.Minute, "Run "+name+" Succeeded", func() (bool, string) {
-			state, msg := completionState(get(t, "Run", ns, name))
-			return state == "Succeeded", state + ": " + msg
-		})
+		waitRunState(t, 5*time.Minute, ns, name, "Succeeded")
 		pr := runPipelineRun(t, ns, name)
 		results := map[string]string{}
 		for _, r := range pr.Status.Results {
@@ -296,15 +270,9 @@ func TestKubernetesSettingsOnTheNode(t *testing.T) {
 	tektonProvider(t, ns)
 	create(t, ns, "apiVersion: v1\nkind: Secret\nmetadata: {name: db}\nstringData: {password: \"s3cr3t é $(x)\"}\n")
 	create(t, ns, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {mode: fast}\n")
-	demoPipeline(t, ns, "secret-env", "/secret-env.yaml")
-	waitFor(t, 4*time.Minute, "Pipeline secret-env synchronised", func() (bool, string) {
-		return synchronised(get(t, "Pipeline", ns, "secret-env"))
-	})
+	syncedDemoPipeline(t, ns, "secret-env", "/secret-env.yaml")
 	create(t, ns, "kind: Run\nmetadata: {name: read}\nspec:\n  provider: kfp\n  pipeline: secret-env\n")
-	waitFor(t, 4*time.Minute, "Run read Succeeded", func() (bool, string) {
-		state, msg := completionState(get(t, "Run", ns, "read"))
-		return state == "Succeeded", state + ": " + msg
-	})
+	waitRunState(t, 4*time.Minute, ns, "read", "Succeeded")
 	pr := runPipelineRun(t, ns, "read")
 	require.Len(t, pr.Status.Results, 1)
 	assert.Equal(t, "s3cr3t é $(x)|fast|"+ns, pr.Status.Results[0].Value.StringVal, "the Secret's bytes unchanged, the ConfigMap's, the field path's")
@@ -328,16 +296,10 @@ func TestAnImporterOnTheNode(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(filepath.Join(volume, dir, "imported"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(volume, dir, "imported", "data.txt"), []byte("hello imported\n"), 0o644))
-	demoPipeline(t, ns, "importer", "/importer.yaml")
-	waitFor(t, 4*time.Minute, "Pipeline importer synchronised", func() (bool, string) {
-		return synchronised(get(t, "Pipeline", ns, "importer"))
-	})
+	syncedDemoPipeline(t, ns, "importer", "/importer.yaml")
 	create(t, ns, "kind: Run\nmetadata: {name: imp}\nspec:\n  provider: kfp\n  pipeline: importer\n  parameters:\n"+
 		"  - {name: uri, value: \"file:///kfp/artifacts/"+dir+"/imported/data.txt\"}\n")
-	waitFor(t, 4*time.Minute, "Run imp Succeeded", func() (bool, string) {
-		state, msg := completionState(get(t, "Run", ns, "imp"))
-		return state == "Succeeded", state + ": " + msg
-	})
+	waitRunState(t, 4*time.Minute, ns, "imp", "Succeeded")
 	pr := runPipelineRun(t, ns, "imp")
 	require.Len(t, pr.Status.Results, 1)
 	assert.Equal(t, "hello imported from e2e", pr.Status.Results[0].Value.StringVal)

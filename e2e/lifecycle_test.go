@@ -53,11 +53,7 @@ spec: {provider: kfp, description: first}
 	t.Run("RunSchedule", func(t *testing.T) {
 		t.Parallel()
 		// Its own Pipeline: the Pipeline subtest deletes penguin.
-		create(t, ns, fmt.Sprintf(`
-kind: Pipeline
-metadata: {name: penguin-rs}
-spec: {provider: kfp, image: %s, framework: {name: fixture}}
-`, images["FIXTURE_PIPELINE_IMAGE"]))
+		fixturePipeline(t, ns, "penguin-rs")
 		create(t, ns, `
 kind: RunSchedule
 metadata: {name: nightly}
@@ -73,11 +69,7 @@ spec:
 	t.Run("Run", func(t *testing.T) {
 		t.Parallel()
 		// Its own Pipeline: the Pipeline subtest deletes penguin.
-		create(t, ns, fmt.Sprintf(`
-kind: Pipeline
-metadata: {name: penguin-run}
-spec: {provider: kfp, image: %s, framework: {name: fixture}}
-`, images["FIXTURE_PIPELINE_IMAGE"]))
+		fixturePipeline(t, ns, "penguin-run")
 		create(t, ns, `
 kind: Run
 metadata: {name: once}
@@ -101,11 +93,7 @@ spec:
 	})
 	t.Run("RunConfiguration", func(t *testing.T) {
 		t.Parallel()
-		create(t, ns, fmt.Sprintf(`
-kind: Pipeline
-metadata: {name: penguin-rc}
-spec: {provider: kfp, image: %s, framework: {name: fixture}}
-`, images["FIXTURE_PIPELINE_IMAGE"]))
+		fixturePipeline(t, ns, "penguin-rc")
 		create(t, ns, `
 kind: RunConfiguration
 metadata: {name: training}

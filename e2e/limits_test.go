@@ -20,11 +20,7 @@ import (
 func TestSizeLimitsAreWhatFitsOnTheNode(t *testing.T) {
 	ns := namespace(t, "e2e-limits")
 	installProvider(t, ns, "kfp")
-	create(t, ns, fmt.Sprintf(`
-kind: Pipeline
-metadata: {name: big}
-spec: {provider: kfp, image: %s, framework: {name: fixture}}
-`, images["FIXTURE_PIPELINE_IMAGE"]))
+	fixturePipeline(t, ns, "big")
 
 	runOf := func(name string, values ...string) *unstructured.Unstructured {
 		var params []any

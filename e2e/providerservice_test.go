@@ -94,7 +94,7 @@ spec:
 	})
 	t.Run("RunSchedule", func(t *testing.T) {
 		t.Parallel()
-		create(t, ns, fmt.Sprintf("kind: Pipeline\nmetadata: {name: penguin-rs}\nspec: {provider: kfp, image: %s, framework: {name: fixture}}\n", images["FIXTURE_PIPELINE_IMAGE"]))
+		fixturePipeline(t, ns, "penguin-rs")
 		create(t, ns, `
 kind: RunSchedule
 metadata: {name: nightly}
@@ -113,7 +113,7 @@ spec:
 	})
 	t.Run("Run", func(t *testing.T) {
 		t.Parallel()
-		create(t, ns, fmt.Sprintf("kind: Pipeline\nmetadata: {name: penguin-run}\nspec: {provider: kfp, image: %s, framework: {name: fixture}}\n", images["FIXTURE_PIPELINE_IMAGE"]))
+		fixturePipeline(t, ns, "penguin-run")
 		create(t, ns, "kind: Run\nmetadata: {name: once}\nspec: {provider: kfp, pipeline: penguin-run, parameters: [{name: TRAINING_RUNS, value: \"1\"}]}\n")
 		waitFor(t, syncTimeout, "Run created", func() (bool, string) { return synchronised(get(t, "Run", ns, "once")) })
 		// The service reports the run's completion through the relay and /events.
@@ -139,7 +139,7 @@ func TestRunConfigurationChainThroughAProviderService(t *testing.T) {
 	ns := namespace(t, "e2e-service-chain")
 	serviceProvider(t, ns)
 	for _, name := range []string{"examples-pipeline", "report-pipeline"} {
-		create(t, ns, fmt.Sprintf("kind: Pipeline\nmetadata: {name: %s}\nspec: {provider: kfp, image: %s, framework: {name: fixture}}\n", name, images["FIXTURE_PIPELINE_IMAGE"]))
+		fixturePipeline(t, ns, name)
 	}
 	reportOnExamples(t, ns, "report-pipeline")
 	// The fixture reports a first scheduled run of examples as soon as its schedule is created.

@@ -75,6 +75,34 @@ func completionState(obj *unstructured.Unstructured) (string, string) {
 	return state, msg
 }
 
+// fixturePipeline creates Pipeline name of the fixture pipeline image,
+// compiled by the fixture compiler, on provider kfp.
+func fixturePipeline(t *testing.T, ns, name string) {
+	t.Helper()
+	create(t, ns, fmt.Sprintf("kind: Pipeline\nmetadata: {name: %s}\nspec: {provider: kfp, image: %s, framework: {name: fixture}}\n",
+		name, images["FIXTURE_PIPELINE_IMAGE"]))
+}
+
+// syncedDemoPipeline creates Pipeline name of the demo pipeline image
+// (demoPipeline) and waits up to 4 minutes for it to be synchronised.
+func syncedDemoPipeline(t *testing.T, ns, name, file string) {
+	t.Helper()
+	demoPipeline(t, ns, name, file)
+	waitFor(t, 4*time.Minute, "Pipeline "+name+" synchronised", func() (bool, string) {
+		return synchronised(get(t, "Pipeline", ns, name))
+	})
+}
+
+// waitRunState waits up to timeout for Run name's completion state to be
+// state (Succeeded, Failed).
+func waitRunState(t *testing.T, timeout time.Duration, ns, name, state string) {
+	t.Helper()
+	waitFor(t, timeout, "Run "+name+" "+state, func() (bool, string) {
+		got, msg := completionState(get(t, "Run", ns, name))
+		return got == state, got + ": " + msg
+	})
+}
+
 func TestTektonProviderRunsTheDemoPipeline(t *testing.T) {
 	ns := namespace(t, "e2e-tekton")
 	volume := tektonProvider(t, ns)
@@ -111,10 +139,7 @@ spec:
 		return pr.Status.StartTime != nil, "not started"
 	})
 	started := pr.Status.StartTime.Time
-	waitFor(t, 4*time.Minute, "Run train Succeeded", func() (bool, string) {
-		state, msg := completionState(get(t, "Run", ns, "train"))
-		return state == "Succeeded", state + ": " + msg
-	})
+	waitRunState(t, 4*time.Minute, ns, "train", "Succeeded")
 	t.Logf("Run train: PipelineRun %s started %.1f s after the Run was created, completion recorded %.1f s after",
 		pr.Name, started.Sub(applied).Seconds(), time.Since(applied).Seconds())
 	require.NoError(t, cl.Get(context.Background(), client.ObjectKeyFromObject(&pr), &pr))
@@ -147,10 +172,7 @@ spec:
   pipeline: demo-ml
   parameters: [{name: rows, value: "5"}]
 `)
-	waitFor(t, 4*time.Minute, "Run too-small Failed", func() (bool, string) {
-		state, msg := completionState(get(t, "Run", ns, "too-small"))
-		return state == "Failed", state + ": " + msg
-	})
+	waitRunState(t, 4*time.Minute, ns, "too-small", "Failed")
 	_, msg := completionState(get(t, "Run", ns, "too-small"))
 	assert.Contains(t, msg, "task generate failed")
 

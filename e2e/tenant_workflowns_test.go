@@ -96,8 +96,7 @@ spec:
 	for providerName, experiment := range experiments {
 		create(t, ns, fmt.Sprintf("kind: Experiment\nmetadata: {name: %s}\nspec: {provider: %s, description: policy}\n", experiment, providerName))
 	}
-	create(t, ns, fmt.Sprintf("kind: Pipeline\nmetadata: {name: penguin}\nspec: {provider: kfp, image: %s, framework: {name: fixture}}\n",
-		images["FIXTURE_PIPELINE_IMAGE"]))
+	fixturePipeline(t, ns, "penguin")
 	for _, experiment := range experiments {
 		waitFor(t, syncTimeout, "Experiment "+experiment+" created", func() (bool, string) { return synchronised(get(t, "Experiment", ns, experiment)) })
 	}
