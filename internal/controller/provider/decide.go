@@ -65,9 +65,13 @@ func decide(o observation) plan {
 		pl.service = drop
 	case o.imageErr == nil && o.serviceAccountErr == nil && o.podTemplateErr == nil:
 		// Applied over the shared Tasks only (apply skips it when they
-		// failed). Refused pod settings leave a service applied before as
-		// it was (its own were admitted), no longer called (no serviceURL).
+		// failed).
 		pl.service = put
+	default:
+		// An unresolved image or account, or refused pod settings, leave a
+		// service applied before as it was (its own were admitted), no
+		// longer called (no serviceURL).
+		pl.service = leave
 	}
 	return pl
 }
