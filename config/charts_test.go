@@ -430,7 +430,7 @@ func TestChartRBACIsEnoughForEveryLifecycle(t *testing.T) {
 	ensureNamespace(t, "tekton-pipelines")
 	ns := "rbac-team"
 	require.NoError(t, cp.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns,
-		Labels: map[string]string{provider.LabelPodSecurityEnforce: "restricted"}}}))
+		Labels: map[string]string{contract.LabelPodSecurityEnforce: "restricted"}}}))
 	flags := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "tekton-pipelines", Name: provider.TektonFeatureFlags},
 		Data: map[string]string{provider.FlagSetSecurityContext: "false"}}
 	require.NoError(t, cp.Client.Create(ctx, flags))

@@ -41,13 +41,10 @@ import (
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 )
 
+// The remainder annotations, defined with the rest of the API's vocabulary.
 const (
-	// AnnotationV1beta1Remainder holds, on a v1alpha6 object, the v1beta1
-	// data v1alpha6 cannot hold (JSON).
-	AnnotationV1beta1Remainder = "v1beta1.pipelines.kubeflow.org/conversions.remainder"
-	// AnnotationV1alpha6Remainder holds, on a v1beta1 object, the v1alpha6
-	// data v1beta1 cannot hold (JSON).
-	AnnotationV1alpha6Remainder = "v1alpha6.pipelines.kubeflow.org/conversions.remainder"
+	AnnotationV1beta1Remainder  = v1beta1.AnnotationV1beta1Remainder
+	AnnotationV1alpha6Remainder = v1beta1.AnnotationV1alpha6Remainder
 )
 
 // Defaults is what a v1alpha6 object leaves unsaid.

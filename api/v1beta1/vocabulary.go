@@ -73,3 +73,20 @@ const (
 	AnnotationTriggerSource          = "pipelines.kubeflow.org/trigger-source"
 	AnnotationTriggerSourceNamespace = "pipelines.kubeflow.org/trigger-source-namespace"
 )
+
+// AnnotationDefaultArtifactRepository on a namespace's artifact
+// repositories ConfigMap names its default key, as Argo Workflows' does
+// (spec.artifactRepositoryRef without a key takes it).
+const AnnotationDefaultArtifactRepository = "workflows.argoproj.io/default-artifact-repository"
+
+// Annotations the conversion between v1alpha6 and v1beta1 keeps on a
+// resource: what the other version holds and this one cannot, as JSON, so
+// a round trip loses nothing.
+const (
+	// AnnotationV1beta1Remainder holds, on a v1alpha6 object, the v1beta1
+	// data v1alpha6 cannot hold (JSON).
+	AnnotationV1beta1Remainder = "v1beta1.pipelines.kubeflow.org/conversions.remainder"
+	// AnnotationV1alpha6Remainder holds, on a v1beta1 object, the v1alpha6
+	// data v1beta1 cannot hold (JSON).
+	AnnotationV1alpha6Remainder = "v1alpha6.pipelines.kubeflow.org/conversions.remainder"
+)

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 // The stages of one Experiment's create, in order. Each is the moment this
@@ -151,8 +152,8 @@ func (t *timeline) observe(obj any, now time.Time) {
 	case *tektonv1.PipelineRun:
 		// The operator's owner label (the operator's vocabulary, read as a
 		// user of its runs would).
-		exp := o.Labels["pipelines.kubeflow.org/owner.name"]
-		if o.Labels["pipelines.kubeflow.org/owner.kind"] != "experiment" {
+		exp := o.Labels[contract.LabelOwnerName]
+		if o.Labels[contract.LabelOwnerKind] != string(contract.KindExperiment) {
 			return
 		}
 		t.mu.Lock()

@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/scheme"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv"
 )
@@ -58,7 +59,7 @@ func run(n int, stagesOnly bool) error {
 	}
 	ns := fmt.Sprintf("bench-%d", time.Now().Unix())
 	if err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns,
-		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}}}); err != nil {
+		Labels: map[string]string{contract.LabelPodSecurityEnforce: "restricted"}}}); err != nil {
 		return err
 	}
 	defer cl.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}) //nolint:errcheck
@@ -94,7 +95,7 @@ func run(n int, stagesOnly bool) error {
 		resources = append(resources, d)
 	}
 	prs := &tektonv1.PipelineRunList{}
-	if err := cl.List(ctx, prs, client.InNamespace(ns), client.MatchingLabels{"pipelines.kubeflow.org/owner.kind": "experiment"}); err != nil {
+	if err := cl.List(ctx, prs, client.InNamespace(ns), client.MatchingLabels{contract.LabelOwnerKind: string(contract.KindExperiment)}); err != nil {
 		return err
 	}
 	for _, pr := range prs.Items {

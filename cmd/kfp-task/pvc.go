@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 // kfp-kubernetes CreatePVC and DeletePVC (internal/kfpir, pvc.go): a
@@ -26,14 +28,10 @@ import (
 //
 // with an account that may manage PVCs in the pod's own namespace, the
 // only one they act in. create makes the claim, labelled as made by NS's
-// pipelines (pvcOwnerLabel) in RUN, and writes its name to PATH; delete
+// pipelines (contract.LabelPVCOwner) in RUN, and writes its name to PATH; delete
 // deletes a claim so labelled for NS and refuses any other.
 
 const (
-	pvcManagedBy   = "kfp-tekton-provider"
-	pvcOwnerLabel  = "pipelines.kubeflow.org/pvc-owner" // kfpir.PVCOwnerLabel
-	pvcRunLabel    = "pipelines.kubeflow.org/pvc-run"   // kfpir.PVCRunLabel
-	managedByLabel = "app.kubernetes.io/managed-by"
 	// maxPVCSize guards against a typo's size; a ResourceQuota on
 	// requests.storage is what bounds a namespace's claims.
 	maxPVCSize = "1Pi"
@@ -115,7 +113,7 @@ func claimFor(f pvcFlags) (*corev1.PersistentVolumeClaim, error) {
 		return nil, fmt.Errorf("access_modes %q: want a non-empty JSON list", f.accessModes)
 	}
 	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name,
-		Labels: map[string]string{managedByLabel: pvcManagedBy, pvcOwnerLabel: f.owner, pvcRunLabel: f.run}}}
+		Labels: map[string]string{contract.LabelManagedBy: contract.ManagedByTektonProvider, contract.LabelPVCOwner: f.owner, contract.LabelPVCRun: f.run}}}
 	for _, m := range modes {
 		if !pvcAccessModes[m] {
 			return nil, fmt.Errorf("access mode %q: want ReadWriteOnce, ReadOnlyMany, ReadWriteMany or ReadWriteOncePod", m)
@@ -164,7 +162,7 @@ func reservedAnnotation(key string) bool {
 
 // madeByOwner says whether the claim was made by a pipeline of owner.
 func madeByOwner(c *corev1.PersistentVolumeClaim, owner string) bool {
-	return owner != "" && c.Labels[managedByLabel] == pvcManagedBy && c.Labels[pvcOwnerLabel] == owner
+	return owner != "" && c.Labels[contract.LabelManagedBy] == contract.ManagedByTektonProvider && c.Labels[contract.LabelPVCOwner] == owner
 }
 
 // createPVC makes the claim. One that exists is taken if this
@@ -183,11 +181,11 @@ func createPVC(ctx context.Context, api claimAPI, claim *corev1.PersistentVolume
 	if err != nil {
 		return fmt.Errorf("pvc create %s: exists, and reading it failed: %w", claim.Name, err)
 	}
-	owner := claim.Labels[pvcOwnerLabel]
+	owner := claim.Labels[contract.LabelPVCOwner]
 	if !madeByOwner(existing, owner) {
 		return fmt.Errorf("pvc create %s: a PersistentVolumeClaim of that name exists and was not made by a pipeline of namespace %s; choose another name", claim.Name, owner)
 	}
-	fmt.Fprintf(log, "PersistentVolumeClaim %s exists (made by run %s), using it\n", claim.Name, existing.Labels[pvcRunLabel])
+	fmt.Fprintf(log, "PersistentVolumeClaim %s exists (made by run %s), using it\n", claim.Name, existing.Labels[contract.LabelPVCRun])
 	return nil
 }
 
@@ -208,7 +206,7 @@ func deletePVC(ctx context.Context, api claimAPI, owner, name string, log io.Wri
 		return fmt.Errorf("pvc delete %s: %w", name, err)
 	}
 	if !madeByOwner(existing, owner) {
-		return fmt.Errorf("pvc delete %s: refused, the claim was not made by a pipeline of namespace %s (label %s)", name, owner, pvcOwnerLabel)
+		return fmt.Errorf("pvc delete %s: refused, the claim was not made by a pipeline of namespace %s (label %s)", name, owner, contract.LabelPVCOwner)
 	}
 	if err := api.delete(ctx, name, string(existing.UID)); err != nil && !errors.Is(err, errNotFound) {
 		return fmt.Errorf("pvc delete %s: %w", name, err)

@@ -15,6 +15,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 func TestClaimFor(t *testing.T) {
@@ -53,7 +55,7 @@ func TestClaimFor(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, c.Name)
-			assert.Equal(t, map[string]string{managedByLabel: pvcManagedBy, pvcOwnerLabel: "team-a", pvcRunLabel: "run-1"}, c.Labels)
+			assert.Equal(t, map[string]string{contract.LabelManagedBy: contract.ManagedByTektonProvider, contract.LabelPVCOwner: "team-a", contract.LabelPVCRun: "run-1"}, c.Labels)
 			assert.Equal(t, "5Mi", c.Spec.Resources.Requests.Storage().String())
 			assert.Equal(t, []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, c.Spec.AccessModes)
 			assert.Nil(t, c.Spec.StorageClassName, "empty: the cluster's default class")
@@ -99,7 +101,7 @@ func TestCreateAndDeletePVC(t *testing.T) {
 	ctx := context.Background()
 	foreign := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "team-b-data", UID: "b"}}
 	otherOwner := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "team-c-scratch", UID: "c",
-		Labels: map[string]string{managedByLabel: pvcManagedBy, pvcOwnerLabel: "team-c"}}}
+		Labels: map[string]string{contract.LabelManagedBy: contract.ManagedByTektonProvider, contract.LabelPVCOwner: "team-c"}}}
 	api := &fakeClaims{claims: map[string]*corev1.PersistentVolumeClaim{foreign.Name: foreign, otherOwner.Name: otherOwner}}
 	claim, err := claimFor(pvcFlags{owner: "team-a", run: "run-1", result: "r", accessModes: `["ReadWriteOnce"]`, size: "1Gi", suffix: "-s"})
 	require.NoError(t, err)

@@ -82,3 +82,20 @@ type OutputArtifact struct {
 	// URI is where a run stores it, with RunNamePlaceholder for the run.
 	URI string `json:"uri"`
 }
+
+// The kfp-kubernetes CreatePVC and DeletePVC support: the compiler
+// (internal/kfpir) lists the tasks that manage claims on a compiled
+// Pipeline, the Tekton provider runs them as an account that may, and
+// kfp-task pvc labels each claim it makes (with LabelManagedBy
+// ManagedByTektonProvider) and deletes only claims so labelled for the
+// pipeline's namespace.
+const (
+	// AnnotationPVCTasks lists, as a JSON array, the Tekton names of the
+	// tasks that create or delete claims and so need an account that may.
+	AnnotationPVCTasks = "pipelines.kubeflow.org/pvc-tasks"
+	// LabelPVCOwner on a claim a create task made is the namespace whose
+	// pipeline made it.
+	LabelPVCOwner = "pipelines.kubeflow.org/pvc-owner"
+	// LabelPVCRun on such a claim is the PipelineRun that made it.
+	LabelPVCRun = "pipelines.kubeflow.org/pvc-run"
+)

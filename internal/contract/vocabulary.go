@@ -64,6 +64,15 @@ const (
 // pipeline is embedded) so they list like referenced ones.
 const LabelTektonPipeline = "tekton.dev/pipeline"
 
+// LabelPodSecurityEnforce is Pod Security admission's enforcement label on
+// a namespace; the operator reads it on workflow namespaces to say when
+// Tekton's own containers would be refused there.
+const LabelPodSecurityEnforce = "pod-security.kubernetes.io/enforce"
+
+// AnnotationDescription is Kubernetes' annotation describing an object to
+// people; the operator sets it on the accounts and Secrets it makes.
+const AnnotationDescription = "kubernetes.io/description"
+
 // AnnotationAutoCleanupPVC is Tekton's annotation asking it to delete a
 // run's volumeClaimTemplate claims when the run ends (honoured when
 // Tekton's coschedule is "workspaces", its default).

@@ -141,7 +141,7 @@
 //     task; node selector, tolerations, node and pod affinity, pod
 //     metadata and image pull secrets as AnnotationTaskRunSpecs.
 //     CreatePVC and DeletePVC (pvc.go) are kfp-task pvc tasks listed in
-//     AnnotationPVCTasks, for the account that may manage claims.
+//     contract.AnnotationPVCTasks, for the account that may manage claims.
 //   - cachingOptions.enableCache: KFP's caching (caching.go) when
 //     Options.Caching says the artifacts volume outlives the run;
 //     otherwise the tasks run every time and AnnotationCaching says so.

@@ -8,6 +8,8 @@ import (
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 // PVCs the pipeline creates and deletes (kfp-kubernetes CreatePVC and
@@ -19,10 +21,10 @@ import (
 // "name". Each becomes a task of one step in Options.LauncherImage running
 // `kfp-task pvc create|delete` with those values, which makes or deletes
 // the claim in the namespace the run executes in (the pod's own). That
-// step needs the API: the task is listed in AnnotationPVCTasks, and whoever
+// step needs the API: the task is listed in contract.AnnotationPVCTasks, and whoever
 // starts a run gives those tasks (and no other) an account that may manage
 // PVCs there (the Tekton provider: its pvcServiceAccount). Claims are
-// labelled with PVCOwnerLabel, the namespace whose pipeline made them, and
+// labelled with contract.LabelPVCOwner, the namespace whose pipeline made them, and
 // delete refuses a claim its namespace's runs did not make.
 //
 // A task mounts such a claim with pvcMount by parameter (the create task's
@@ -37,14 +39,6 @@ const (
 	CreatePVCImage = "argostub/createpvc"
 	// DeletePVCImage is the stub image of the SDK's DeletePVC component.
 	DeletePVCImage = "argostub/deletepvc"
-	// AnnotationPVCTasks lists, as a JSON array, the Tekton names of the
-	// tasks that create or delete claims and so need an account that may.
-	AnnotationPVCTasks = "pipelines.kubeflow.org/pvc-tasks"
-	// PVCOwnerLabel on a claim a create task made is the namespace whose
-	// pipeline made it.
-	PVCOwnerLabel = "pipelines.kubeflow.org/pvc-owner"
-	// PVCRunLabel on such a claim is the PipelineRun that made it.
-	PVCRunLabel = "pipelines.kubeflow.org/pvc-run"
 )
 
 // pvcInputs are the stubs' input parameters, each passed to kfp-task pvc
@@ -115,7 +109,7 @@ func (c *compiler) annotatePVCTasks(p *tektonv1.Pipeline) error {
 	if err != nil {
 		return err
 	}
-	setAnnotation(p, AnnotationPVCTasks, string(data))
+	setAnnotation(p, contract.AnnotationPVCTasks, string(data))
 	return nil
 }
 

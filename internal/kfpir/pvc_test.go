@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 func claimOf(t *testing.T, pt tektonv1.PipelineTask, mountPath string) string {
@@ -58,7 +60,7 @@ func TestPVCCreateMountDelete(t *testing.T) {
 	assert.Equal(t, "$(tasks.createpvc.results.name)", paramValue(del, "pvc_name"))
 
 	var pvcTasks []string
-	require.NoError(t, json.Unmarshal([]byte(p.Annotations[AnnotationPVCTasks]), &pvcTasks))
+	require.NoError(t, json.Unmarshal([]byte(p.Annotations[contract.AnnotationPVCTasks]), &pvcTasks))
 	assert.Equal(t, []string{"createpvc", "deletepvc"}, pvcTasks)
 
 	writer := tasks["writer"]

@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 // SecretKey is the key of the Secret's data that holds the seal key.
@@ -40,7 +42,7 @@ func LoadOrCreate(ctx context.Context, c client.Client, name types.NamespacedNam
 		}
 		secret = &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Namespace: name.Namespace, Name: name.Name,
-				Annotations: map[string]string{"kubernetes.io/description": "kfp-tekton-operator's key sealing the records it keeps in statuses; " +
+				Annotations: map[string]string{contract.AnnotationDescription: "kfp-tekton-operator's key sealing the records it keeps in statuses; " +
 					"deleting it makes every pending completion event unpublishable."}},
 			Type: corev1.SecretTypeOpaque,
 			Data: map[string][]byte{SecretKey: fresh},

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/kfpir"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 // TestPVCTasksRunAsThePVCAccount: the CreatePVC and DeletePVC tasks, and
@@ -19,7 +19,7 @@ func TestPVCTasksRunAsThePVCAccount(t *testing.T) {
 	require.NoError(t, err)
 	p, err := PipelineFor(ir, pipelineResource(), config(nil), "team-a", launcher)
 	require.NoError(t, err)
-	require.Contains(t, p.Annotations, kfpir.AnnotationPVCTasks)
+	require.Contains(t, p.Annotations, contract.AnnotationPVCTasks)
 
 	settings, err := SettingsFrom(config(map[string]string{ParamPipelineServiceAccount: `"kfp-pipeline-runner"`, ParamPVCServiceAccount: `"kfp-pvc-manager"`}))
 	require.NoError(t, err)

@@ -14,7 +14,7 @@ import (
 )
 
 // setResourcesFromParams sets the stepSpecs of the tasks whose resources
-// come from pipeline parameters (kfpir.AnnotationResourceParams): the
+// come from pipeline parameters (contract.AnnotationResourceParams): the
 // values are the run's, or the Pipeline's defaults, known now that the run
 // is created. A value that is no quantity or resource name fails the run's
 // creation, naming the parameter and the task.
@@ -56,16 +56,16 @@ func taskRunSpec(pr *tektonv1.PipelineRun, task string) *tektonv1.PipelineTaskRu
 }
 
 // setPVCAccount runs the pipeline's CreatePVC and DeletePVC tasks
-// (kfpir.AnnotationPVCTasks) as the account that may manage claims, and
+// (contract.AnnotationPVCTasks) as the account that may manage claims, and
 // no other task.
 func setPVCAccount(pr *tektonv1.PipelineRun, p *tektonv1.Pipeline, s Settings) error {
-	annotation, ok := p.Annotations[kfpir.AnnotationPVCTasks]
+	annotation, ok := p.Annotations[contract.AnnotationPVCTasks]
 	if !ok {
 		return nil
 	}
 	var tasks []string
 	if err := json.Unmarshal([]byte(annotation), &tasks); err != nil {
-		return fmt.Errorf("pipeline %s: annotation %s: %w", p.Name, kfpir.AnnotationPVCTasks, err)
+		return fmt.Errorf("pipeline %s: annotation %s: %w", p.Name, contract.AnnotationPVCTasks, err)
 	}
 	if len(tasks) == 0 {
 		return nil

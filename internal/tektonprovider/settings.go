@@ -31,7 +31,7 @@ const (
 	// volume (default: the cluster's default class).
 	ParamArtifactsStorageClass = "artifactsStorageClass"
 	// ParamPVCServiceAccount names the account the tasks of kfp-kubernetes
-	// CreatePVC and DeletePVC run as (kfpir.AnnotationPVCTasks): one that
+	// CreatePVC and DeletePVC run as (contract.AnnotationPVCTasks): one that
 	// may get, create and delete PersistentVolumeClaims in the namespace
 	// the runs execute in, and nothing else. Those tasks run only the
 	// provider's image. Without it a run of a pipeline with such tasks is

@@ -13,6 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 // Writes counts the write requests (POST, PUT, PATCH, DELETE) a client
@@ -99,9 +101,9 @@ func (w *Writes) count(verb, path string, body []byte) {
 			name = obj.Metadata.Name
 		}
 		switch {
-		case obj.Metadata.Labels["pipelines.kubeflow.org/owner.kind"] != "":
-			subject = plural(obj.Metadata.Labels["pipelines.kubeflow.org/owner.kind"]) + " " +
-				obj.Metadata.Labels["pipelines.kubeflow.org/owner.namespace"] + "/" + obj.Metadata.Labels["pipelines.kubeflow.org/owner.name"]
+		case obj.Metadata.Labels[contract.LabelOwnerKind] != "":
+			subject = plural(obj.Metadata.Labels[contract.LabelOwnerKind]) + " " +
+				obj.Metadata.Labels[contract.LabelOwnerNamespace] + "/" + obj.Metadata.Labels[contract.LabelOwnerName]
 		case obj.Regarding != nil:
 			subject = obj.Regarding.subject()
 		case obj.InvolvedObject != nil:

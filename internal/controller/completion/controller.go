@@ -20,6 +20,7 @@ import (
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/outcome"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/runcompletion"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/tektonprovider/meta"
 )
@@ -42,10 +43,11 @@ type Reconciler struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var pr tektonv1.PipelineRun
 	if err := r.Client.Get(ctx, req.NamespacedName, &pr); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return outcome.DoneOr(client.IgnoreNotFound(err)).Result()
 	}
 	if !pr.IsDone() {
-		return ctrl.Result{}, nil
+		// Its end is a change of it: the watch brings it back.
+		return outcome.DoneOutcome().Result()
 	}
 	// Decided once, and only when a path trusts the run: a failed run's
 	// TaskRuns are read from the API server.
@@ -64,41 +66,57 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return *decided, nil
 	}
-	var result ctrl.Result
-	var runErr, rcErr error
+	run := outcome.DoneOutcome()
+	var rcErr error
 	if pr.Labels[contract.LabelRunUID] != "" {
-		result, runErr = r.completeRun(ctx, &pr, verdict)
+		run = r.completeRun(ctx, &pr, verdict)
 	}
 	if pr.Labels[contract.LabelRunConfigurationUID] != "" {
 		rcErr = r.recordForRunConfiguration(ctx, &pr, verdict)
 	}
-	return result, errors.Join(runErr, rcErr)
+	return ended(run, rcErr).Result()
 }
 
-// completeRun sets the completion of the Run the PipelineRun was made for.
-func (r *Reconciler) completeRun(ctx context.Context, pr *tektonv1.PipelineRun, verdict func() (Verdict, error)) (ctrl.Result, error) {
+// ended is how a reconcile ends that completed the Run as run says and
+// recorded for the RunConfiguration with rcErr: a failure of either is
+// retried (both steps are idempotent), else the Run's outcome stands.
+func ended(run outcome.Outcome, rcErr error) outcome.Outcome {
+	var runErr error
+	if run.Is(outcome.Transient) {
+		runErr = run.Err
+	}
+	if err := errors.Join(runErr, rcErr); err != nil {
+		return outcome.Retry(err)
+	}
+	return run
+}
+
+// completeRun sets the completion of the Run the PipelineRun was made for;
+// it waits for the provider's id to reach the Run's status (not watched
+// from here: the Run is not this controller's kind).
+func (r *Reconciler) completeRun(ctx context.Context, pr *tektonv1.PipelineRun, verdict func() (Verdict, error)) outcome.Outcome {
 	run, err := r.runOf(ctx, pr)
 	if run == nil || err != nil || run.Status.CompletionState != "" {
-		return ctrl.Result{}, err
+		return outcome.DoneOr(err)
 	}
 	if run.Status.Provider.ID == "" {
-		return ctrl.Result{RequeueAfter: waitForID}, nil
+		return outcome.WaitFor(waitForID)
 	}
 	ns, err := r.workflowNamespace(ctx, run)
 	if err != nil {
-		return ctrl.Result{}, err
+		return outcome.Retry(err)
 	}
 	if !Trusted(pr, run, ns) {
-		return ctrl.Result{}, nil
+		return outcome.DoneOutcome()
 	}
 	v, err := verdict()
 	if err != nil {
-		return ctrl.Result{}, err
+		return outcome.Retry(err)
 	}
 	c, _ := r.completion(pr, v, run.Status.Provider.Name, run.Spec.Pipeline, run.Namespace)
 	c.Event.RunName = &runcompletion.NamespacedName{Namespace: run.Namespace, Name: run.Name}
 	c.Event.RunConfigurationName = runConfigurationOf(run)
-	return ctrl.Result{}, r.Completions.CompleteRun(ctx, run, c)
+	return outcome.DoneOr(r.Completions.CompleteRun(ctx, run, c))
 }
 
 // recordForRunConfiguration records a run of a RunConfiguration's Run or

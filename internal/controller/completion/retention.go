@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/outcome"
 )
 
 // Expiry says when a completed Run is due for deletion under ttl; false
@@ -37,17 +38,28 @@ type Retention struct {
 func (r *Retention) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var run pipelinesv1beta1.Run
 	if err := r.Client.Get(ctx, req.NamespacedName, &run); err != nil || !run.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return outcome.DoneOr(client.IgnoreNotFound(err)).Result()
 	}
-	due, ok := Expiry(&run, r.TTL)
-	if !ok {
-		return ctrl.Result{}, nil
-	}
-	if wait := due.Sub(r.Now()); wait > 0 {
-		return ctrl.Result{RequeueAfter: wait}, nil
+	if o, due := retention(&run, r.TTL, r.Now()); !due {
+		return o.Result()
 	}
 	// Preconditioned on the UID: never a later Run of the same name.
-	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Delete(ctx, &run, client.Preconditions{UID: &run.UID}))
+	return outcome.DoneOr(client.IgnoreNotFound(r.Client.Delete(ctx, &run, client.Preconditions{UID: &run.UID}))).Result()
+}
+
+// retention says whether run is due for deletion under ttl at now, and
+// otherwise how its reconcile ends: waiting for its expiry, or done (not
+// complete, or still holding events: the status write that changes that
+// brings it back).
+func retention(run *pipelinesv1beta1.Run, ttl time.Duration, now time.Time) (o outcome.Outcome, due bool) {
+	expiry, ok := Expiry(run, ttl)
+	if !ok {
+		return outcome.DoneOutcome(), false
+	}
+	if wait := expiry.Sub(now); wait > 0 {
+		return outcome.WaitFor(wait), false
+	}
+	return outcome.DoneOutcome(), true
 }
 
 // SetupWithManager watches Runs that have completed.

@@ -16,12 +16,10 @@ import (
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
-// Argo-compatible names (seed 003): a namespace's artifact repositories live
-// in this ConfigMap; the annotation picks the default key.
-const (
-	ArtifactRepositoriesConfigMap = "artifact-repositories"
-	AnnotationDefaultArtifactRepo = "workflows.argoproj.io/default-artifact-repository"
-)
+// ArtifactRepositoriesConfigMap is the Argo-compatible name (seed 003) of the
+// ConfigMap holding a namespace's artifact repositories; its annotation
+// pipelinesv1beta1.AnnotationDefaultArtifactRepository picks the default key.
+const ArtifactRepositoriesConfigMap = "artifact-repositories"
 
 // ArtifactLocation is where a resource's artifacts go (the contract's type).
 type ArtifactLocation = contract.ArtifactLocation
@@ -132,7 +130,7 @@ func fromConfigMap(ctx context.Context, c client.Reader, namespace, name, key st
 	}
 	where := fmt.Sprintf("ConfigMap %s/%s", namespace, name)
 	if key == "" {
-		key = cm.Annotations[AnnotationDefaultArtifactRepo]
+		key = cm.Annotations[pipelinesv1beta1.AnnotationDefaultArtifactRepository]
 	}
 	if key == "" {
 		keys := make([]string, 0, len(cm.Data))
@@ -142,7 +140,7 @@ func fromConfigMap(ctx context.Context, c client.Reader, namespace, name, key st
 		sort.Strings(keys)
 		if len(keys) != 1 {
 			return nil, true, &problem{pipelinesv1beta1.ReasonArtifactRepoInvalid, fmt.Sprintf(
-				"%s has no annotation %s naming the default among its keys %v", where, AnnotationDefaultArtifactRepo, keys)}
+				"%s has no annotation %s naming the default among its keys %v", where, pipelinesv1beta1.AnnotationDefaultArtifactRepository, keys)}
 		}
 		key = keys[0]
 	}

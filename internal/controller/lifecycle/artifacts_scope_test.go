@@ -90,7 +90,7 @@ func TestArtifactResolutionSecretScope(t *testing.T) {
 	for _, ns := range []string{"team", "platform"} {
 		reader[client.ObjectKey{Namespace: ns, Name: ArtifactRepositoriesConfigMap}] = &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ArtifactRepositoriesConfigMap,
-				Annotations: map[string]string{AnnotationDefaultArtifactRepo: "default"}},
+				Annotations: map[string]string{pipelinesv1beta1.AnnotationDefaultArtifactRepository: "default"}},
 			Data: map[string]string{"default": withSecret, "open": without}}
 	}
 	provider := &pipelinesv1beta1.Provider{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "kfp"},

@@ -30,7 +30,7 @@ func TestArtifactRepositorySecretsAcrossNamespaces(t *testing.T) {
 	for _, ns := range []string{tenant, f.NS} {
 		require.NoError(t, cp.Client.Create(ctx, &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: lifecycle.ArtifactRepositoriesConfigMap,
-				Annotations: map[string]string{lifecycle.AnnotationDefaultArtifactRepo: "creds"}},
+				Annotations: map[string]string{pipelinesv1beta1.AnnotationDefaultArtifactRepository: "creds"}},
 			Data: map[string]string{"creds": withSecret, "open": "s3:\n  bucket: open-bucket\n  endpoint: tenant.example:9000\n"}}))
 	}
 	fixture.Update(t, f, f.Provider, func(p *pipelinesv1beta1.Provider) {

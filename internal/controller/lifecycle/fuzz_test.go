@@ -170,7 +170,7 @@ func FuzzArtifactRepository(f *testing.F) {
 			Data:       map[string]string{dataKey: raw},
 		}
 		if annotation != "" {
-			cm.Annotations = map[string]string{AnnotationDefaultArtifactRepo: annotation}
+			cm.Annotations = map[string]string{pipelinesv1beta1.AnnotationDefaultArtifactRepository: annotation}
 		}
 		reader := stubConfigMaps{client.ObjectKeyFromObject(cm): cm}
 		loc, found, err := fromConfigMap(context.Background(), reader, "team", ArtifactRepositoriesConfigMap, requested)

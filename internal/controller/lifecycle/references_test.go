@@ -16,7 +16,6 @@ import (
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/testenv/fixture"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
@@ -173,7 +172,7 @@ func TestArtifactRepositoryResolution(t *testing.T) {
 	assert.NotContains(t, all, "SECRET-VALUE", "credentials are referenced, never copied")
 
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "artifact-repositories",
-		Annotations: map[string]string{lifecycle.AnnotationDefaultArtifactRepo: "team"}},
+		Annotations: map[string]string{pipelinesv1beta1.AnnotationDefaultArtifactRepository: "team"}},
 		Data: map[string]string{
 			"team":   "s3:\n  bucket: team-bucket\n  keyFormat: \"artifacts/{{workflow.name}}\"\n  archiveLogs: true\n",
 			"other":  "gcs:\n  bucket: other-bucket\n  keyPrefix: x\n",

@@ -48,6 +48,15 @@ func Stall() Outcome { return Outcome{Class: Stalled} }
 // Retry builds a Transient outcome of err.
 func Retry(err error) Outcome { return Outcome{Class: Transient, Err: err} }
 
+// DoneOr is Done when err is nil, else Retry(err): the ending of a step
+// whose only failure is one a retry may fix.
+func DoneOr(err error) Outcome {
+	if err != nil {
+		return Retry(err)
+	}
+	return DoneOutcome()
+}
+
 func (o Outcome) String() string {
 	return [...]string{"done", "waiting", "stalled", "transient"}[o.Class]
 }

@@ -24,7 +24,7 @@ func compilerAccount(namespace string) *corev1.ServiceAccount {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: taskdef.CompilerServiceAccount, Namespace: namespace,
 			Labels: map[string]string{contract.LabelManagedBy: contract.ManagedByOperator},
-			Annotations: map[string]string{"kubernetes.io/description": "Runs kfp-tekton-operator's compile pods (tenant code): " +
+			Annotations: map[string]string{contract.AnnotationDescription: "Runs kfp-tekton-operator's compile pods (tenant code): " +
 				"bind no roles to it."},
 		},
 		AutomountServiceAccountToken: ptr.To(false),

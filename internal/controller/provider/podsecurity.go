@@ -8,11 +8,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 )
 
 const (
-	// LabelPodSecurityEnforce is Pod Security admission's enforcement label.
-	LabelPodSecurityEnforce = "pod-security.kubernetes.io/enforce"
 	// TektonFeatureFlags is the ConfigMap holding Tekton's feature flags.
 	TektonFeatureFlags = "feature-flags"
 	// FlagSetSecurityContext makes Tekton give its own init containers a
@@ -50,7 +50,7 @@ func checkPodSecurity(ctx context.Context, reader client.Reader, namespace, tekt
 		}
 		return "", err
 	}
-	enforce := ns.Labels[LabelPodSecurityEnforce]
+	enforce := ns.Labels[contract.LabelPodSecurityEnforce]
 	if enforce != "restricted" {
 		return "", nil
 	}

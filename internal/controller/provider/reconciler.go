@@ -5,30 +5,24 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/outcome"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/predicates"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/status"
 )
 
 // defaultRetryAfter is how soon a Provider waiting on something outside
@@ -65,86 +59,19 @@ func (r *Reconciler) WorkflowNamespaceOf(p *pipelinesv1beta1.Provider) string {
 	return p.Namespace
 }
 
-// Reconcile brings one Provider's workflow namespace and status up to date.
+// Reconcile brings one Provider's workflow namespace and status up to
+// date: it observes what the Provider needs, decides what to change
+// (decide.go, pure) and applies that.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	p := &pipelinesv1beta1.Provider{}
 	if err := r.Client.Get(ctx, req.NamespacedName, p); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return outcome.DoneOr(client.IgnoreNotFound(err)).Result()
 	}
-	namespace := r.WorkflowNamespaceOf(p)
-	users, err := r.usersOf(ctx, client.ObjectKeyFromObject(p), p.Spec.AllowedNamespaces)
+	o, err := r.observe(ctx, p)
 	if err != nil {
-		return ctrl.Result{}, err
+		return outcome.Retry(err).Result()
 	}
-	if !p.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.finalize(ctx, p, namespace, users)
-	}
-	if err := status.AddFinalizer(ctx, r.Client, p, pipelinesv1beta1.FinalizerSharedTasks); err != nil {
-		return ctrl.Result{}, err
-	}
-
-	o := observation{workflowNamespace: namespace, tasks: r.tasks.names(), users: users}
-	_, o.tasksErr = r.tasks.ensure(ctx, namespace)
-	keychain, saErr := serviceAccountKeychain(ctx, r.APIReader, namespace, p.Spec.ServiceAccount)
-	if saErr == nil {
-		saErr = checkWorkflowServiceAccount(ctx, r.APIReader, r.WorkflowNamespace, p)
-		if saErr != nil && !errors.Is(saErr, errServiceAccountNotAllowed) {
-			return ctrl.Result{}, saErr // transient: back off
-		}
-	}
-	o.serviceAccountErr = saErr
-	var pinned string
-	if keychain != nil {
-		if imagesCurrent(p) {
-			pinned, o.frameworks = pinnedImage(p), p.Status.Frameworks
-		} else {
-			pinned, o.frameworks, o.imageErr = resolveImages(ctx, p.Spec, keychain)
-		}
-	} else {
-		o.imageErr = saErr
-	}
-	o.image = pinned
-	if p.Spec.ServiceImage != "" {
-		// The provider step runs the helper, which calls the service.
-		o.serviceImage, o.image = pinned, r.Service.HelperImage
-		switch {
-		case errors.Is(o.serviceAccountErr, errServiceAccountNotAllowed):
-			// No longer allowed to run as that account: stop running as it.
-			if err := r.removeService(ctx, p, namespace); err != nil {
-				return ctrl.Result{}, err
-			}
-		case o.imageErr == nil && o.serviceAccountErr == nil && o.tasksErr == nil:
-			// Refused pod settings leave a service applied before as it was
-			// (its own were admitted), no longer called (no serviceURL).
-			if o.podTemplateErr = podTemplateProblem(p, r.runsAsMarkedAccount(p)); o.podTemplateErr == nil {
-				o.serviceURL, o.serviceNotReady, o.serviceErr = r.ensureService(ctx, p, namespace, pinned)
-			}
-		}
-	} else if err := r.removeService(ctx, p, namespace); err != nil {
-		return ctrl.Result{}, err
-	}
-
-	podSecurity, podSecurityErr := checkPodSecurity(ctx, r.APIReader, namespace, r.tektonNamespace())
-	o.podSecurity = podSecurity
-
-	if err := r.writeStatus(ctx, p, desiredStatus(p, o)); err != nil {
-		return ctrl.Result{}, err
-	}
-	switch {
-	case o.tasksErr != nil && !apierrors.IsNotFound(o.tasksErr):
-		return ctrl.Result{}, o.tasksErr // transient: back off
-	case podSecurityErr != nil:
-		return ctrl.Result{}, podSecurityErr
-	// Tekton's flags are not watched: a fixed flag is noticed at the next retry.
-	case o.tasksErr != nil, o.serviceAccountErr != nil, o.imageErr != nil, o.podSecurity != "", o.serviceErr != nil, o.serviceNotReady != "":
-		return ctrl.Result{RequeueAfter: r.retryAfter()}, nil
-	case r.runsAsMarkedAccount(p):
-		// Service accounts are not watched (that would mean reading every
-		// account of the shared namespace): a mark the platform engineer
-		// removes is found at the next check, within RetryAfter.
-		return ctrl.Result{RequeueAfter: r.retryAfter()}, nil
-	}
-	return ctrl.Result{}, nil
+	return r.apply(ctx, p, o, decide(o)).Result()
 }
 
 // runsAsMarkedAccount says whether p runs as an account of the shared
@@ -165,60 +92,6 @@ func (r *Reconciler) retryAfter() time.Duration {
 		return r.RetryAfter
 	}
 	return defaultRetryAfter
-}
-
-// writeStatus patches the status when it changed, and records an Event when
-// readiness changed.
-func (r *Reconciler) writeStatus(ctx context.Context, p *pipelinesv1beta1.Provider, desired pipelinesv1beta1.ProviderStatus) error {
-	base := p.DeepCopy()
-	p.Status = desired
-	w := status.Writer{Client: r.Client, Recorder: r.Recorder, Conditions: func(o client.Object) []metav1.Condition {
-		return o.(*pipelinesv1beta1.Provider).Status.Conditions
-	}}
-	return w.Patch(ctx, base, p)
-}
-
-// finalize keeps p while resources still reference it (they need it, and
-// its shared Tasks, to delete their backend objects), saying so; then
-// removes the shared Tasks when p is the last Provider using its workflow
-// namespace, and lets p go. The watches on the referencing kinds bring p
-// back as they go.
-func (r *Reconciler) finalize(ctx context.Context, p *pipelinesv1beta1.Provider, namespace string, users []usage) error {
-	if !controllerutil.ContainsFinalizer(p, pipelinesv1beta1.FinalizerSharedTasks) {
-		return nil
-	}
-	if len(users) > 0 {
-		return r.writeStatus(ctx, p, inUseStatus(p, users))
-	}
-	if terminating, err := lifecycle.NamespaceTerminating(ctx, r.APIReader, namespace); err != nil || terminating {
-		// Its Tasks and service go with the namespace, as do the operator's
-		// rights there: removing them would fail forever.
-		if err != nil {
-			return err
-		}
-		return status.RemoveFinalizer(ctx, r.Client, p, pipelinesv1beta1.FinalizerSharedTasks)
-	}
-	others, err := r.providersUsing(ctx, namespace)
-	if err != nil {
-		return err
-	}
-	remaining := 0
-	for _, o := range others {
-		if o.UID != p.UID && o.DeletionTimestamp.IsZero() {
-			remaining++
-		}
-	}
-	if err := r.removeService(ctx, p, namespace); err != nil {
-		return err
-	}
-	if remaining == 0 {
-		if err := r.tasks.remove(ctx, namespace); err != nil {
-			return err
-		}
-		r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, "TasksRemoved", "Finalize",
-			"last Provider using namespace %s: shared Tasks removed", namespace)
-	}
-	return status.RemoveFinalizer(ctx, r.Client, p, pipelinesv1beta1.FinalizerSharedTasks)
 }
 
 // providersUsing lists the Providers whose workflow namespace is namespace.

@@ -11,39 +11,16 @@ import (
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/imageref"
 )
 
-// observation is what one reconcile found out; status turns it into the
-// Provider's status without further API calls.
-type observation struct {
-	workflowNamespace string
-	tasks             []string
-	tasksErr          error
-	serviceAccountErr error
-	image             string
-	frameworks        []pipelinesv1beta1.Framework
-	imageErr          error
-	// podSecurity says why Pod Security admission would refuse every run's pods.
-	podSecurity string
-	// users: the resources referencing the Provider, per kind.
-	users []usage
-	// A provider service: its pinned image, URL, why it is not ready, or
-	// why it could not be applied.
-	serviceImage    string
-	serviceURL      string
-	serviceNotReady string
-	serviceErr      error
-	// podTemplateErr: the operator refuses the provider service's pod
-	// settings (podTemplateProblem); a change of the spec fixes it.
-	podTemplateErr error
-}
-
-// readyCondition is the Ready condition the observation warrants; the first
-// problem, in the order a platform engineer would fix them, is reported.
-func readyCondition(p *pipelinesv1beta1.Provider, o observation) metav1.Condition {
+// readyCondition is the Ready condition the observation and what was
+// applied warrant; the first problem, in the order a platform engineer
+// would fix them, is reported.
+func readyCondition(o observation, a applied) metav1.Condition {
+	p := o.provider
 	c := metav1.Condition{Type: pipelinesv1beta1.ConditionReady, Status: metav1.ConditionFalse, ObservedGeneration: p.Generation}
 	switch {
-	case o.tasksErr != nil:
+	case a.tasksErr != nil:
 		c.Reason = pipelinesv1beta1.ReasonTasksNotApplied
-		c.Message = fmt.Sprintf("shared Tasks could not be applied in namespace %s: %v", o.workflowNamespace, o.tasksErr)
+		c.Message = fmt.Sprintf("shared Tasks could not be applied in namespace %s: %v", o.workflowNamespace, a.tasksErr)
 	case errors.Is(o.serviceAccountErr, errServiceAccountNotFound):
 		c.Reason = pipelinesv1beta1.ReasonServiceAccountNotFound
 		c.Message = fmt.Sprintf("service account %q does not exist in namespace %s; the operator does not create it (the provider chart does)",
@@ -66,16 +43,16 @@ func readyCondition(p *pipelinesv1beta1.Provider, o observation) metav1.Conditio
 	case o.podSecurity != "":
 		c.Reason = pipelinesv1beta1.ReasonPodSecurityIncompatible
 		c.Message = o.podSecurity
-	case o.serviceErr != nil:
+	case a.serviceErr != nil:
 		c.Reason = pipelinesv1beta1.ReasonProviderServiceNotReady
-		c.Message = o.serviceErr.Error()
-	case o.serviceNotReady != "":
+		c.Message = a.serviceErr.Error()
+	case a.serviceNotReady != "":
 		c.Reason = pipelinesv1beta1.ReasonProviderServiceNotReady
-		c.Message = o.serviceNotReady
+		c.Message = a.serviceNotReady
 	case p.Spec.ServiceImage != "":
 		c.Status = metav1.ConditionTrue
 		c.Reason = pipelinesv1beta1.ReasonTasksApplied
-		c.Message = fmt.Sprintf("%d shared Tasks in namespace %s; provider service %s at %s", len(o.tasks), o.workflowNamespace, o.serviceImage, o.serviceURL)
+		c.Message = fmt.Sprintf("%d shared Tasks in namespace %s; provider service %s at %s", len(o.tasks), o.workflowNamespace, o.serviceImage, a.serviceURL)
 		if p.Spec.Image != "" {
 			c.Message += fmt.Sprintf("; spec.image %s is not used: serviceImage serves this Provider", p.Spec.Image)
 		}
@@ -87,21 +64,23 @@ func readyCondition(p *pipelinesv1beta1.Provider, o observation) metav1.Conditio
 	return c
 }
 
-// desiredStatus is the Provider's status after the observation.
-func desiredStatus(p *pipelinesv1beta1.Provider, o observation) pipelinesv1beta1.ProviderStatus {
+// desiredStatus is the Provider's status after the observation and what
+// was applied.
+func desiredStatus(o observation, a applied) pipelinesv1beta1.ProviderStatus {
+	p := o.provider
 	s := *p.Status.DeepCopy()
 	s.ObservedGeneration = p.Generation
 	s.WorkflowNamespace = o.workflowNamespace
-	if o.tasksErr == nil {
+	if a.tasksErr == nil {
 		s.Tasks = o.tasks
 	}
 	// Pins are never stale: a spec whose images failed to resolve has none.
-	s.Image, s.Frameworks, s.ServiceImage, s.ServiceURL = o.image, o.frameworks, o.serviceImage, o.serviceURL
+	s.Image, s.Frameworks, s.ServiceImage, s.ServiceURL = o.image, o.frameworks, o.serviceImage, a.serviceURL
 	if o.imageErr != nil {
 		s.Image, s.Frameworks, s.ServiceImage = "", nil, ""
 	}
 	s.Users = usersStatus(o.users)
-	ready := readyCondition(p, o)
+	ready := readyCondition(o, a)
 	state := pipelinesv1beta1.StateSucceeded
 	if ready.Status != metav1.ConditionTrue {
 		state = pipelinesv1beta1.StateFailed

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/outcome"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/runcompletion"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/seal"
 )
@@ -145,7 +146,7 @@ func (r *Reconciler) reconcile(ctx context.Context, k kind, req ctrl.Request) (c
 		if apierrors.IsNotFound(err) {
 			r.failures.forget(key)
 		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return outcome.DoneOr(client.IgnoreNotFound(err)).Result()
 	}
 	var forged []pipelinesv1beta1.PendingCompletionEvent
 	if err := r.patchStatus(ctx, obj, func() bool {
@@ -154,7 +155,7 @@ func (r *Reconciler) reconcile(ctx context.Context, k kind, req ctrl.Request) (c
 		})
 		return runcompletion.Retain(k.outbox(obj), r.names) || len(forged) > 0
 	}); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return outcome.DoneOr(client.IgnoreNotFound(err)).Result()
 	}
 	for _, ev := range forged {
 		forgedTotal.Inc()
@@ -163,7 +164,7 @@ func (r *Reconciler) reconcile(ctx context.Context, k kind, req ctrl.Request) (c
 			trimMessage(ev.ID, 128), trimMessage(ev.Source, 128))
 	}
 	if err := r.deliver(ctx, k, key, obj); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return outcome.DoneOr(client.IgnoreNotFound(err)).Result()
 	}
 	pending := k.outbox(obj).Pending
 	if len(pending) == 0 {
@@ -171,13 +172,9 @@ func (r *Reconciler) reconcile(ctx context.Context, k kind, req ctrl.Request) (c
 	}
 	failing := r.failures.current(key, obj.GetUID())
 	if err := r.updateCondition(ctx, obj, failing, len(pending) == 0); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return outcome.DoneOr(client.IgnoreNotFound(err)).Result()
 	}
-	if len(pending) == 0 {
-		return ctrl.Result{}, nil
-	}
-	// Not an error: controller-runtime's own backoff would stack on ours.
-	return ctrl.Result{RequeueAfter: nextAttempt(pending, failing, r.Now(), r.Backoff.Base)}, nil
+	return ending(pending, failing, r.Now(), r.Backoff.Base).Result()
 }
 
 // deliver sends each pending event, oldest first, to each of its sinks

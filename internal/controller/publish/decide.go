@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/outcome"
 )
 
 // Backoff is how long a resource waits before trying a failing sink again:
@@ -73,6 +74,17 @@ func nextAttempt(pending []pipelinesv1beta1.PendingCompletionEvent, failing map[
 		}
 	}
 	return max(earliest.Sub(now), floor)
+}
+
+// ending is how a round ends that left pending in the outbox: done once it
+// is empty (an event queued later is a status change the watch sees), else
+// waiting for the next sink due. Not an error: controller-runtime's own
+// backoff would stack on ours.
+func ending(pending []pipelinesv1beta1.PendingCompletionEvent, failing map[string]sinkFailure, now time.Time, floor time.Duration) outcome.Outcome {
+	if len(pending) == 0 {
+		return outcome.DoneOutcome()
+	}
+	return outcome.WaitFor(nextAttempt(pending, failing, now, floor))
 }
 
 // deliveredCondition is what CompletionEventsDelivered becomes, and whether

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/outcome"
 )
 
 func TestBackoffDoublesUpToMax(t *testing.T) {
@@ -65,6 +66,17 @@ func TestNextAttempt(t *testing.T) {
 			assert.Equal(t, tc.want, nextAttempt(tc.pending, tc.failing, now, floor))
 		})
 	}
+}
+
+func TestEnding(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	floor := 50 * time.Millisecond
+	assert.Equal(t, outcome.DoneOutcome(), ending(nil, map[string]sinkFailure{"a": {count: 3}}, now, floor),
+		"an empty outbox: done, whatever failed before")
+	owed := []pipelinesv1beta1.PendingCompletionEvent{{ID: "e", Sinks: []string{"a"}}}
+	assert.Equal(t, outcome.WaitFor(3*time.Second),
+		ending(owed, map[string]sinkFailure{"a": {retryAt: now.Add(3 * time.Second)}}, now, floor), "waits for the sink due next")
+	assert.Equal(t, outcome.WaitFor(floor), ending(owed, nil, now, floor), "a sink due now: the floor, never a spin")
 }
 
 func TestDeliveredCondition(t *testing.T) {

@@ -65,34 +65,34 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	rc := &pipelinesv1beta1.RunConfiguration{}
 	if err := r.Client.Get(ctx, req.NamespacedName, rc); err != nil || !rc.DeletionTimestamp.IsZero() {
 		// Owned RunSchedules and Runs go with it (owner references).
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return outcome.DoneOr(client.IgnoreNotFound(err)).Result()
 	}
 	base := rc.DeepCopy()
-	o, err := r.synchronize(ctx, rc)
-	if o.Class == outcome.Transient {
-		return ctrl.Result{}, err
+	o := r.synchronize(ctx, rc)
+	if o.Is(outcome.Transient) {
+		return o.Result()
 	}
 	w := status.Writer{Client: r.Client, Recorder: r.Recorder, Conditions: func(o client.Object) []metav1.Condition {
 		return o.(*pipelinesv1beta1.RunConfiguration).Status.Conditions
 	}}
 	if err := w.Patch(ctx, base, rc); err != nil {
-		return ctrl.Result{}, err
+		return outcome.Retry(err).Result()
 	}
 	return o.Result()
 }
 
 // synchronize makes what the RunConfiguration's triggers ask for and sets
 // its status from its children's readiness.
-func (r *Reconciler) synchronize(ctx context.Context, rc *pipelinesv1beta1.RunConfiguration) (outcome.Outcome, error) {
+func (r *Reconciler) synchronize(ctx context.Context, rc *pipelinesv1beta1.RunConfiguration) outcome.Outcome {
 	pinned, version, pipelineGeneration, err := r.pinPipeline(ctx, rc)
 	if err != nil {
-		return outcome.Retry(err), err
+		return outcome.Retry(err)
 	}
 	if pinned == "" {
 		// The Pipeline watch wakes it.
 		setReport(rc, status.Progressing(pendingState(rc),
 			fmt.Sprintf("waiting for Pipeline %s/%s to have a version", rc.Namespace, rc.Spec.Run.Pipeline)), false)
-		return outcome.DoneOutcome(), nil
+		return outcome.DoneOutcome()
 	}
 	runSpec := rc.Spec.Run.DeepCopy()
 	runSpec.Pipeline = pinned
@@ -102,29 +102,29 @@ func (r *Reconciler) synchronize(ctx context.Context, rc *pipelinesv1beta1.RunCo
 	withoutPipeline.Pipeline = ""
 	runSpecVersion, err := lifecycle.SpecHash(withoutPipeline)
 	if err != nil {
-		return outcome.Retry(err), err
+		return outcome.Retry(err)
 	}
 	schedules, err := r.reconcileSchedules(ctx, rc, *runSpec)
 	if err != nil {
-		return outcome.Retry(err), err
+		return outcome.Retry(err)
 	}
 	if slices.Contains(rc.Spec.Triggers.OnChange, pipelinesv1beta1.OnChangePipeline) && rc.Status.TriggeredPipelineVersion != version {
 		fired := contract.TriggerIndicator{Type: contract.TriggerOnChangePipeline, Source: rc.Spec.Run.Pipeline.Name(), SourceNamespace: rc.Namespace}
 		if err := r.createRun(ctx, rc, *runSpec, fired, pipelinesv1beta1.TriggerLabelPipeline, version, pipelineGeneration); err != nil {
-			return outcome.Retry(err), err
+			return outcome.Retry(err)
 		}
 		rc.Status.TriggeredPipelineVersion = version
 	}
 	if slices.Contains(rc.Spec.Triggers.OnChange, pipelinesv1beta1.OnChangeRunSpec) && rc.Status.TriggeredRunSpecVersion != runSpecVersion {
 		fired := contract.TriggerIndicator{Type: contract.TriggerOnChangeRunSpec, Source: rc.Name, SourceNamespace: rc.Namespace}
 		if err := r.createRun(ctx, rc, *runSpec, fired, pipelinesv1beta1.TriggerLabelRunSpec, runSpecVersion, strconv.FormatInt(rc.Generation, 10)); err != nil {
-			return outcome.Retry(err), err
+			return outcome.Retry(err)
 		}
 		rc.Status.TriggeredRunSpecVersion = runSpecVersion
 	}
 	cycle, err := r.triggerCycle(ctx, rc)
 	if err != nil {
-		return outcome.Retry(err), err
+		return outcome.Retry(err)
 	}
 	if cycle != nil {
 		// Firing would start runs forever; the watch on the others wakes it
@@ -132,24 +132,24 @@ func (r *Reconciler) synchronize(ctx context.Context, rc *pipelinesv1beta1.RunCo
 		setReport(rc, status.Failed(pipelinesv1beta1.ReasonInvalidSpec, fmt.Sprintf(
 			"triggers.runConfigurations form a cycle (%s, each triggered by the next): each run would start another forever; remove one of them",
 			strings.Join(cycle, " ← "))), true)
-		return outcome.DoneOutcome(), nil
+		return outcome.DoneOutcome()
 	}
 	if err := r.fireUpstreamTriggers(ctx, rc, *runSpec); err != nil {
-		return outcome.Retry(err), err
+		return outcome.Retry(err)
 	}
 	if err := r.recordDependencies(ctx, rc); err != nil {
-		return outcome.Retry(err), err
+		return outcome.Retry(err)
 	}
 	runs, err := r.latestRuns(ctx, rc)
 	if err != nil {
-		return outcome.Retry(err), err
+		return outcome.Retry(err)
 	}
 	rc.Status.Version = version + "-" + runSpecVersion
 	rc.Status.Provider.Name = pipelinesv1beta1.ProviderKey(rc.Spec.Run.Provider, rc.Namespace).String()
 	report, final := aggregate(children(schedules, runs), pendingState(rc),
 		fmt.Sprintf("%d RunSchedules for pipeline %s", len(schedules), pinned))
 	setReport(rc, report, final)
-	return outcome.DoneOutcome(), nil
+	return outcome.DoneOutcome()
 }
 
 // setReport sets both conditions; observedGeneration only when the outcome
