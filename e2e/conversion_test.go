@@ -7,9 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -63,5 +65,38 @@ func TestV1alpha6ManifestsConvertThroughTheOperatorsWebhook(t *testing.T) {
 		require.NoError(t, cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, back))
 		assert.Equal(t, applied.Object["spec"], back.Object["spec"], "%s read as v1alpha6 is what was applied", sample)
 		assert.Equal(t, "through-v1beta1", back.GetLabels()["touched"])
+	}
+}
+
+// TestTheFinalizerIsAddedAsTheAPIServerCreates: on the real API server the
+// chart's finalizer webhook, reached through its Service with the CA the
+// operator injected, stores an Experiment with the backend finalizer from
+// its first version (the create's response has it), in either API version
+// (kfp-operator's v1alpha6 manifests too); a RunConfiguration is stored as
+// sent.
+func TestTheFinalizerIsAddedAsTheAPIServerCreates(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t, "finalizer")
+	var cfg admissionregistrationv1.MutatingWebhookConfiguration
+	require.NoError(t, cl.Get(ctx, client.ObjectKey{Name: "kfp-tekton-operator-finalizer"}, &cfg))
+	require.Len(t, cfg.Webhooks, 1)
+	waitFor(t, time.Minute, "the operator to inject its CA into the finalizer webhook", func() (bool, string) {
+		require.NoError(t, cl.Get(ctx, client.ObjectKey{Name: cfg.Name}, &cfg))
+		return len(cfg.Webhooks[0].ClientConfig.CABundle) > 0, "no caBundle"
+	})
+	for _, c := range []struct {
+		apiVersion, kind string
+		spec             map[string]any
+		want             []any
+	}{
+		{"pipelines.kubeflow.org/v1beta1", "Experiment", map[string]any{"provider": "none", "description": "x"}, []any{"pipelines.kubeflow.org/backend"}},
+		{"pipelines.kubeflow.org/v1alpha6", "Experiment", map[string]any{"description": "x"}, []any{"pipelines.kubeflow.org/backend"}},
+		{"pipelines.kubeflow.org/v1beta1", "RunConfiguration", map[string]any{"run": map[string]any{"provider": "none", "pipeline": "p"}}, nil},
+	} {
+		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": c.apiVersion, "kind": c.kind,
+			"metadata": map[string]any{"namespace": ns, "generateName": "created-"}, "spec": c.spec}}
+		require.NoError(t, cl.Create(ctx, obj), "%s %s", c.apiVersion, c.kind)
+		finalizers, _, _ := unstructured.NestedSlice(obj.Object, "metadata", "finalizers")
+		assert.Equal(t, c.want, finalizers, "%s %s as the create returned it", c.apiVersion, c.kind)
 	}
 }

@@ -14,12 +14,13 @@ import (
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/outcome"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/status"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
 
 // apply makes the change d asks for and writes the status it describes.
-func (r *Reconciler[T]) apply(ctx context.Context, obj T, o Observation, d Decision) (ctrl.Result, error) {
+func (r *Reconciler[T]) apply(ctx context.Context, obj T, o Observation, d Decision) outcome.Outcome {
 	base := obj.DeepCopyObject().(T)
 	s := obj.CommonStatus()
 	if d.Record != nil {
@@ -45,13 +46,13 @@ func (r *Reconciler[T]) apply(ctx context.Context, obj T, o Observation, d Decis
 		}
 	case Cancel:
 		if err := r.cancel(ctx, d.Action.Run); err != nil {
-			return ctrl.Result{}, err
+			return outcome.Retry(err)
 		}
 	case CancelAndRelease:
 		if err := r.cancel(ctx, d.Action.Run); err != nil {
-			return ctrl.Result{}, err
+			return outcome.Retry(err)
 		}
-		return ctrl.Result{}, r.release(ctx, obj, o, "released without deleting from the backend, as the annotation asks; its pending PipelineRun was cancelled")
+		return outcome.DoneOr(r.release(ctx, obj, o, "released without deleting from the backend, as the annotation asks; its pending PipelineRun was cancelled"))
 	case Release:
 		message := "deleted from the backend"
 		switch {
@@ -61,7 +62,7 @@ func (r *Reconciler[T]) apply(ctx context.Context, obj T, o Observation, d Decis
 		case o.SkipBackendDeletion:
 			message = "released without deleting from the backend, as the annotation asks"
 		}
-		return ctrl.Result{}, r.release(ctx, obj, o, message)
+		return outcome.DoneOr(r.release(ctx, obj, o, message))
 	}
 
 	if d.Report != nil {
@@ -71,14 +72,14 @@ func (r *Reconciler[T]) apply(ctx context.Context, obj T, o Observation, d Decis
 		s.ObservedGeneration = obj.GetGeneration()
 	}
 	if err := r.statusWriter().Patch(ctx, base, obj); err != nil {
-		return ctrl.Result{}, errors.Join(d.Outcome.Err, err)
+		return outcome.Retry(errors.Join(d.Outcome.Err, err))
 	}
 	r.wrote(obj, base.GetResourceVersion())
 	statusWritten(r.Kind.Traits().Name, obj)
 	if pruning {
 		r.prune(ctx, o)
 	}
-	return d.Outcome.Result()
+	return d.Outcome
 }
 
 // startRun prepares and creates the run a.

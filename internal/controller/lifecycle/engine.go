@@ -31,6 +31,7 @@ import (
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/inflight"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/outcome"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/status"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/naming"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/seal"
@@ -231,11 +232,11 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (result
 		if apierrors.IsNotFound(err) {
 			resourceGone(r.Kind.Traits().Name, req.NamespacedName)
 		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return outcome.DoneOr(client.IgnoreNotFound(err)).Result()
 	}
 	gvk, err := apiutil.GVKForObject(obj, r.Client.Scheme())
 	if err != nil {
-		return ctrl.Result{}, err
+		return outcome.Retry(err).Result()
 	}
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
 	if r.behindOwnWrite(obj) {
@@ -244,32 +245,32 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (result
 		// status (and its Event) a second time. Look again shortly, keeping
 		// the resource's place in the limiter's queue if it has one.
 		queued = true
-		return ctrl.Result{RequeueAfter: ownWriteRecheck}, nil
+		return outcome.WaitFor(ownWriteRecheck).Result()
 	}
 	if obj.GetDeletionTimestamp().IsZero() {
 		before := obj.GetResourceVersion()
 		if err := status.AddFinalizer(ctx, r.Client, obj, pipelinesv1beta1.FinalizerBackend); err != nil {
-			return ctrl.Result{}, err
+			return outcome.Retry(err).Result()
 		}
 		r.wrote(obj, before)
 	} else if !controllerutil.ContainsFinalizer(obj, pipelinesv1beta1.FinalizerBackend) {
-		return ctrl.Result{}, nil
+		return outcome.DoneOutcome().Result()
 	}
 	o, err := r.observe(ctx, obj)
 	if err != nil {
-		return ctrl.Result{}, err
+		return outcome.Retry(err).Result()
 	}
 	d := decide(o)
 	if d.Action.Kind == StartRun {
 		admission, err := r.admit(ctx, obj, o, runKey(o, d.Action))
 		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("counting the operations in flight for provider %s: %w", o.ProviderKey, err)
+			return outcome.Retry(fmt.Errorf("counting the operations in flight for provider %s: %w", o.ProviderKey, err)).Result()
 		}
 		if queued = !admission.Admitted; queued {
 			d = waitForRoom(o, d, r.Limiter.Bound(o.ProviderKey.String()))
 		}
 	}
-	return r.apply(ctx, obj, o, d)
+	return r.apply(ctx, obj, o, d).Result()
 }
 
 // statusWriter writes a resource's status and records its transitions,
