@@ -555,7 +555,7 @@ func TestQueued(t *testing.T) {
 	}{{
 		name: "a create waits Creating, looked at again only if no wake-up comes",
 		want: want{ready: Unknown, reason: pipelinesv1beta1.ReasonQueued, state: pipelinesv1beta1.StateCreating,
-			message: []string{"provider team-a/kfp has 200 operations in flight", "this create starts when one of them ends"},
+			message: []string{"provider team-a/kfp has as many operations in flight as it may have now (maxOperationsInFlight, 200", "this create starts when one of them ends"},
 			outcome: outcome.Waiting, after: queuedRecheck},
 	}, {
 		name:   "an update waits Updating, keeping the backend record",

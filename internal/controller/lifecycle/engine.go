@@ -267,7 +267,7 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (result
 			return outcome.Retry(fmt.Errorf("counting the operations in flight for provider %s: %w", o.ProviderKey, err)).Result()
 		}
 		if queued = !admission.Admitted; queued {
-			d = waitForRoom(o, d, r.Limiter.Bound(o.ProviderKey.String()))
+			d = waitForRoom(o, d, r.Limiter.Limit())
 		}
 	}
 	return r.apply(ctx, obj, o, d).Result()
