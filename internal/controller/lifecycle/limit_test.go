@@ -44,7 +44,7 @@ func TestOperationsInFlightAreBoundedPerProvider(t *testing.T) {
 	f.EventuallyRun(t, b, 1, contract.OperationCreate)
 	require.NoError(t, cp.Client.Create(ctx, c))
 	f.Eventually(t, c, queued(c))
-	f.Eventually(t, c, fixture.ReadyMessageContains(c, "provider "+f.NS+"/kfp has 2 operations in flight", "this create starts when one of them ends"))
+	f.Eventually(t, c, fixture.ReadyMessageContains(c, "provider "+f.NS+"/kfp has as many operations in flight as it may have now (maxOperationsInFlight, 2,", "this create starts when one of them ends"))
 	assert.Equal(t, string(pipelinesv1beta1.StateCreating), fixture.Condition(c, pipelinesv1beta1.ConditionSynchronized).Reason)
 
 	// Another kind shares the Provider's room, and queues too.
