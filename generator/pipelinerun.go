@@ -146,7 +146,7 @@ func (b *Builder) validate(ctx context.Context, pr *tektonv1.PipelineRun) error 
 		return verdict
 	}
 	// The spec is known valid; the name is this run's own.
-	if err := validate.ObjectMetadata(previewName(pr)); err != nil {
+	if err := validate.ObjectMetadata(previewMeta(pr)); err != nil {
 		return fmt.Errorf("invalid PipelineRun %s: %w", displayName(pr), err.ViaField("metadata"))
 	}
 	return nil
@@ -191,11 +191,11 @@ func validationKey(pr *tektonv1.PipelineRun) string {
 	return k.String()
 }
 
-// previewName is pr with generateName completed as the API server would, at
+// previewMeta is pr's metadata with generateName completed as the API server would, at
 // the longest length it can produce.
-func previewName(pr *tektonv1.PipelineRun) *tektonv1.PipelineRun {
+func previewMeta(pr *tektonv1.PipelineRun) metav1.Object {
 	if pr.Name == "" && pr.GenerateName != "" {
-		return &tektonv1.PipelineRun{ObjectMeta: metav1.ObjectMeta{Name: pr.GenerateName + "xxxxx"}}
+		return &metav1.ObjectMeta{Name: pr.GenerateName + "xxxxx"}
 	}
 	return pr
 }

@@ -116,23 +116,36 @@ func (m *Matrix) Runs(ctx context.Context, opts Options) ([]*tektonv1.PipelineRu
 	workspaces := m.workspaces()
 	builder := generator.NewBuilder(shape)
 	builder.ShareSpec = true // runs are only printed
-	runs := make([]*tektonv1.PipelineRun, 0, len(pairs))
-	for _, p := range pairs {
-		pr, err := builder.Build(ctx, generator.Run{
-			Namespace:          namespace,
-			GenerateName:       naming.GenerateNamePrefix(p.App.Name, p.Version.Name),
-			Labels:             p.Labels(),
-			ServiceAccountName: m.ServiceAccount,
-			Params:             m.params(p, tools),
-			Workspaces:         workspaces,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("application %q version %q: %w", p.App.Name, p.Version.Name, err)
+	runs := make([]*tektonv1.PipelineRun, len(pairs))
+	build := func(lo, hi int) (struct{}, error) {
+		for i := lo; i < hi; i++ {
+			p := pairs[i]
+			pr, err := builder.Build(ctx, generator.Run{
+				Namespace:          namespace,
+				GenerateName:       naming.GenerateNamePrefix(p.App.Name, p.Version.Name),
+				Labels:             p.Labels(),
+				ServiceAccountName: m.ServiceAccount,
+				Params:             m.params(p, tools),
+				Workspaces:         workspaces,
+			})
+			if err != nil {
+				return struct{}{}, fmt.Errorf("application %q version %q: %w", p.App.Name, p.Version.Name, err)
+			}
+			runs[i] = pr
 		}
-		runs = append(runs, pr)
+		return struct{}{}, nil
+	}
+	// The Builder is safe for concurrent use; errors come in pair order, so
+	// the one reported is the one a sequential loop would meet first.
+	if err := inOrder(len(pairs), runsPerChunk, workers(), build, func(struct{}) error { return nil }); err != nil {
+		return nil, err
 	}
 	return runs, nil
 }
+
+// runsPerChunk is how many runs a worker builds or prints at a time: enough
+// to make the hand-over negligible, few enough to share 1,000 runs well.
+const runsPerChunk = 128
 
 func (m *Matrix) params(p Pair, tools Tools) tektonv1.Params {
 	params := tektonv1.Params{

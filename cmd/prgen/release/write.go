@@ -8,7 +8,6 @@ import (
 	"reflect"
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/yamlenc"
@@ -23,9 +22,11 @@ func Write(w io.Writer, runs []*tektonv1.PipelineRun, format string) error {
 	case "name":
 		return writeNames(w, runs)
 	case "yaml":
-		var enc yamlenc.Encoder
 		return writeDocs(w, runs, func(spec map[string]any) any { return &yamlenc.Fragment{Value: spec} },
-			func(out []byte, doc map[string]any, _ bool) ([]byte, error) { return enc.AppendDocument(out, doc) },
+			func() appendFunc {
+				var enc yamlenc.Encoder // one per worker: an Encoder is not safe for concurrent use
+				return func(out []byte, doc map[string]any, _ bool) ([]byte, error) { return enc.AppendDocument(out, doc) }
+			},
 			nil)
 	case "json":
 		return writeDocs(w, runs, func(spec map[string]any) any {
@@ -34,7 +35,7 @@ func Write(w io.Writer, runs []*tektonv1.PipelineRun, format string) error {
 				panic(err) // a tree of strings, numbers, maps and lists always marshals
 			}
 			return json.RawMessage(data)
-		}, appendJSONItem, []byte("\n  ]\n}\n"))
+		}, func() appendFunc { return appendJSONItem }, []byte("\n  ]\n}\n"))
 	default:
 		return fmt.Errorf("unknown output format %q", format)
 	}
@@ -75,56 +76,131 @@ func appendJSONItem(out []byte, doc map[string]any, first bool) ([]byte, error) 
 	return append(out, indented.Bytes()...), nil
 }
 
+// appendFunc appends one run's document (its tree) to out; first is true for
+// the first run printed.
+type appendFunc func(out []byte, doc map[string]any, first bool) ([]byte, error)
+
 // writeDocs turns each run into a tree, its pipelineSpec replaced by the
-// node render made of the spec (once per distinct spec), appends each with
-// appendDoc and streams the result to w.
+// node render made of the spec (once per distinct spec and worker), appends
+// each with an appendFunc from newAppend (one per worker) and streams the
+// result to w in the runs' order.
 func writeDocs(w io.Writer, runs []*tektonv1.PipelineRun, render func(map[string]any) any,
-	appendDoc func([]byte, map[string]any, bool) ([]byte, error), trailer []byte) error {
-	var (
-		out      []byte
-		lastSpec *tektonv1.PipelineSpec
-		specNode any
-	)
+	newAppend func() appendFunc, trailer []byte) error {
 	if len(runs) == 0 && trailer != nil {
 		_, err := io.WriteString(w, "{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"List\",\n  \"items\": []\n}\n")
 		return err
 	}
-	for i, pr := range runs {
-		if spec := pr.Spec.PipelineSpec; spec != nil && spec != lastSpec && (lastSpec == nil || !reflect.DeepEqual(lastSpec, spec)) {
-			value, err := tree(spec)
-			if err != nil {
-				return err
+	// A chunk's document is ~600 KB: growing a fresh buffer for each was a
+	// third of the time (copies, and the collector clearing and scanning).
+	buffers := bufferPool{free: make(chan []byte, 3*workers())}
+	// Idle docWriters, each with its encoder's rendered spec, for the next
+	// chunk; at most one per worker is ever made.
+	idle := make(chan *docWriter, workers())
+	print := func(lo, hi int) ([]byte, error) {
+		var d *docWriter
+		select {
+		case d = <-idle:
+		default:
+			d = &docWriter{render: render, appendDoc: newAppend()}
+		}
+		defer func() { idle <- d }()
+		out := buffers.get()
+		for i := lo; i < hi; i++ {
+			var err error
+			if out, err = d.append(out, runs[i], i == 0); err != nil {
+				return nil, err
 			}
-			lastSpec, specNode = spec, render(value)
 		}
-		// The generic converter is slow on params (their values marshal
-		// themselves); they are simple enough to convert directly.
-		doc := printable(pr)
-		doc.Spec.PipelineSpec, doc.Spec.Params = nil, nil
-		value, err := tree(&doc)
-		if err != nil {
-			return err
-		}
-		spec := value["spec"].(map[string]any)
-		if pr.Spec.PipelineSpec != nil {
-			spec["pipelineSpec"] = specNode
-		}
-		if len(pr.Spec.Params) > 0 {
-			spec["params"] = paramsTree(pr.Spec.Params)
-		}
-		if out, err = appendDoc(out, value, i == 0); err != nil {
-			return err
-		}
-		if len(out) > 1<<20 {
-			if _, err := w.Write(out); err != nil {
-				return err
-			}
-			out = out[:0]
-		}
+		return out, nil
 	}
-	out = append(out, trailer...)
-	_, err := w.Write(out)
+	emit := func(out []byte) error {
+		_, err := w.Write(out)
+		buffers.put(out)
+		return err
+	}
+	if err := inOrder(len(runs), runsPerChunk, workers(), print, emit); err != nil {
+		return err
+	}
+	_, err := w.Write(trailer)
 	return err
+}
+
+// bufferPool recycles chunk buffers once written.
+type bufferPool struct{ free chan []byte }
+
+func (p bufferPool) get() []byte {
+	select {
+	case b := <-p.free:
+		return b[:0]
+	default:
+		return nil
+	}
+}
+
+func (p bufferPool) put(b []byte) {
+	select {
+	case p.free <- b:
+	default:
+	}
+}
+
+// docWriter prints runs one after another, remembering the last spec it
+// rendered: the runs of a matrix share one.
+type docWriter struct {
+	render    func(map[string]any) any
+	appendDoc appendFunc
+	lastSpec  *tektonv1.PipelineSpec
+	specNode  any
+	lastRest  tektonv1.PipelineRunSpec
+	restTree  map[string]any
+}
+
+func (d *docWriter) append(out []byte, pr *tektonv1.PipelineRun, first bool) ([]byte, error) {
+	if spec := pr.Spec.PipelineSpec; spec != nil && spec != d.lastSpec && (d.lastSpec == nil || !reflect.DeepEqual(d.lastSpec, spec)) {
+		value, err := tree(spec)
+		if err != nil {
+			return out, err
+		}
+		d.lastSpec, d.specNode = spec, d.render(value)
+	}
+	// The rest of the spec (service account, workspaces, timeouts) is the
+	// same for every run of a matrix: converted once per worker, and again
+	// only when it differs.
+	rest := pr.Spec
+	rest.PipelineSpec, rest.Params = nil, nil
+	if d.restTree == nil || !reflect.DeepEqual(d.lastRest, rest) {
+		value, err := tree(&rest)
+		if err != nil {
+			return out, err
+		}
+		d.lastRest, d.restTree = rest, value
+	}
+	spec := make(map[string]any, len(d.restTree)+2)
+	for k, v := range d.restTree {
+		spec[k] = v
+	}
+	if pr.Spec.PipelineSpec != nil {
+		spec["pipelineSpec"] = d.specNode
+	}
+	// The generic converter is slow on params (their values marshal
+	// themselves); they are simple enough to convert directly.
+	if len(pr.Spec.Params) > 0 {
+		spec["params"] = paramsTree(pr.Spec.Params)
+	}
+	metadata, err := tree(&pr.ObjectMeta)
+	if err != nil {
+		return out, err
+	}
+	// No status: a new run has none, and "status: {}" would only be noise in
+	// what users pipe to kubectl.
+	value := map[string]any{"metadata": metadata, "spec": spec}
+	if pr.APIVersion != "" {
+		value["apiVersion"] = pr.APIVersion
+	}
+	if pr.Kind != "" {
+		value["kind"] = pr.Kind
+	}
+	return d.appendDoc(out, value, first)
 }
 
 func paramsTree(params tektonv1.Params) []any {
@@ -155,16 +231,4 @@ func paramsTree(params tektonv1.Params) []any {
 // tree is v as encoding/json sees it (same field names and omissions).
 func tree(v any) (map[string]any, error) {
 	return runtime.DefaultUnstructuredConverter.ToUnstructured(v)
-}
-
-// printed is a PipelineRun without status: a new run has none, and an empty
-// "status: {}" would only be noise in what users pipe to kubectl.
-type printed struct {
-	metav1.TypeMeta `json:",inline"`
-	Metadata        metav1.ObjectMeta        `json:"metadata"`
-	Spec            tektonv1.PipelineRunSpec `json:"spec"`
-}
-
-func printable(pr *tektonv1.PipelineRun) printed {
-	return printed{TypeMeta: pr.TypeMeta, Metadata: pr.ObjectMeta, Spec: pr.Spec}
 }
