@@ -20,9 +20,10 @@ var layers = []struct {
 	{"pure helpers (no API types, no clients)", []string{"internal/naming", "internal/cronspec", "internal/imageref",
 		"internal/kfpcel", "internal/objectstore", "internal/yamlenc", "internal/compilerinject",
 		"internal/localcluster", "internal/controller/inflight", "internal/controller/outcome",
-		"internal/controller/predicates", "internal/tektonprovider/meta", "internal/artifactpath"}},
+		"internal/tektonprovider/meta", "internal/artifactpath", "internal/spechash"}},
 	{"the contract and what the API types decide", []string{"internal/contract", "internal/seal",
-		"internal/runcompletion", "internal/controller/status", "internal/controller/scheme"}},
+		"internal/runcompletion", "internal/controller/status", "internal/controller/scheme",
+		"internal/controller/predicates", "internal/controller/namespaces"}},
 	{"the Tasks, the run generator, the KFP compiler and launcher", []string{"tasks", "pipelines", "generator",
 		"internal/launcher", "internal/kfpir"}},
 	{"services beside the engine", []string{"internal/eventserver", "internal/conversionwebhook", "internal/finalizerwebhook",
@@ -132,6 +133,7 @@ func TestLayerOf(t *testing.T) {
 		"internal/localcluster/pause":     1,
 		"internal/testenv/fixture":        8,
 		"internal/controller/runschedule": 6,
+		"internal/controller/predicates":  2, // its filters read API types
 	} {
 		if got := layerOf(pkg); got != want {
 			t.Errorf("layerOf(%s) = %d, want %d", pkg, got, want)

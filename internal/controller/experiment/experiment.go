@@ -11,6 +11,7 @@ package experiment
 import (
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/spechash"
 )
 
 // Kind is the Experiment kind for the lifecycle engine; its version hashes its spec.
@@ -27,7 +28,7 @@ func (kind) Inputs(e *pipelinesv1beta1.Experiment) lifecycle.Inputs {
 }
 
 func (kind) Prepare(e *pipelinesv1beta1.Experiment, _ *pipelinesv1beta1.Provider) (lifecycle.Prepared, error) {
-	v, err := lifecycle.SpecHash(e.Spec)
+	v, err := spechash.Of(e.Spec)
 	return lifecycle.Prepared{Version: v}, err
 }
 

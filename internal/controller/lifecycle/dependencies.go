@@ -3,7 +3,6 @@ package lifecycle
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -76,7 +75,7 @@ func artifactOf(rc *pipelinesv1beta1.RunConfiguration, ref pipelinesv1beta1.RunC
 // upstreamOf reads the RunConfigurations params name, in namespace.
 func (r *Reconciler[T]) upstreamOf(ctx context.Context, namespace string, params []pipelinesv1beta1.RuntimeParameter) (map[string]*pipelinesv1beta1.RunConfiguration, error) {
 	found := map[string]*pipelinesv1beta1.RunConfiguration{}
-	for _, name := range DependencyNames(params) {
+	for _, name := range pipelinesv1beta1.DependencyNames(params) {
 		rc := &pipelinesv1beta1.RunConfiguration{}
 		switch err := r.Client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, rc); {
 		case err == nil:
@@ -90,20 +89,6 @@ func (r *Reconciler[T]) upstreamOf(ctx context.Context, namespace string, params
 		}
 	}
 	return found, nil
-}
-
-// DependencyNames are the RunConfigurations params resolve from, sorted.
-func DependencyNames(params []pipelinesv1beta1.RuntimeParameter) []string {
-	seen := map[string]bool{}
-	var names []string
-	for _, p := range params {
-		if p.ValueFrom != nil && !seen[p.ValueFrom.RunConfigurationRef.Name] {
-			seen[p.ValueFrom.RunConfigurationRef.Name] = true
-			names = append(names, p.ValueFrom.RunConfigurationRef.Name)
-		}
-	}
-	sort.Strings(names)
-	return names
 }
 
 // missingMessage says what a run waits for.

@@ -2,8 +2,6 @@ package lifecycle
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -230,17 +228,6 @@ func pinnedSpec(p *pipelinesv1beta1.Provider) pipelinesv1beta1.ProviderSpec {
 		}
 	}
 	return spec
-}
-
-// SpecHash is a short, stable hash of v's JSON: the version of specs that
-// have no version of their own.
-func SpecHash(v any) (string, error) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])[:10], nil
 }
 
 // maxEnvValue is the longest value one environment variable of a step can

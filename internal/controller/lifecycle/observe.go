@@ -9,7 +9,6 @@ import (
 	"time"
 
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +17,8 @@ import (
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/namespaces"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/spechash"
 )
 
 // Observation is everything decide needs to know about one resource.
@@ -90,7 +91,7 @@ func (r *Reconciler[T]) observe(ctx context.Context, obj T) (Observation, error)
 	o.WorkflowNamespace = r.workflowNamespace(o.ProviderKey.Namespace)
 	if o.Deleting {
 		var err error
-		if o.WorkflowNamespaceTerminating, err = NamespaceTerminating(ctx, r.APIReader, o.WorkflowNamespace); err != nil {
+		if o.WorkflowNamespaceTerminating, err = namespaces.Terminating(ctx, r.APIReader, o.WorkflowNamespace); err != nil {
 			return o, err
 		}
 	}
@@ -140,7 +141,7 @@ func (r *Reconciler[T]) observeInputs(ctx context.Context, obj T, o *Observation
 		if o.VersionErr == nil && o.Pipeline != nil && o.Pipeline.Floating && o.Pipeline.Version != "" {
 			// "name" runs the Pipeline's newest version: a new one is a new
 			// version of this resource too (a RunSchedule is updated to it).
-			o.Version, o.VersionErr = SpecHash([]string{o.Version, o.Pipeline.Version})
+			o.Version, o.VersionErr = spechash.Of([]string{o.Version, o.Pipeline.Version})
 		}
 	}
 	return nil
@@ -341,17 +342,4 @@ func (r *Reconciler[T]) behindOwnWrite(obj Subject) bool {
 func (r *Reconciler[T]) configMaps() client.Reader {
 	r.configMapsOnce.Do(func() { r.configMapCache = newConfigMapReader(r.APIReader, r.configMapTTL(), r.now) })
 	return r.configMapCache
-}
-
-// NamespaceTerminating says whether namespace is being deleted (or gone):
-// nothing can be created there any more.
-func NamespaceTerminating(ctx context.Context, c client.Reader, namespace string) (bool, error) {
-	var ns corev1.Namespace
-	switch err := c.Get(ctx, types.NamespacedName{Name: namespace}, &ns); {
-	case apierrors.IsNotFound(err):
-		return true, nil
-	case err != nil:
-		return false, err
-	}
-	return !ns.DeletionTimestamp.IsZero(), nil
 }

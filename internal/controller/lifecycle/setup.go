@@ -24,7 +24,11 @@ import (
 )
 
 // IndexRunOwners indexes cached PipelineRuns by owner UID; call it once per
-// manager, before any lifecycle controller is set up.
+// manager, before any lifecycle controller is set up. It stays here beside
+// its only reader (runsOf), as every index is registered beside what reads
+// it (their names are in internal/contract). It is not in SetupWithManager:
+// every kind's controller shares the PipelineRun informer, and an index
+// registered twice is refused.
 func IndexRunOwners(ctx context.Context, mgr ctrl.Manager) error {
 	return mgr.GetFieldIndexer().IndexField(ctx, &tektonv1.PipelineRun{}, contract.IndexOwnerUID, func(obj client.Object) []string {
 		if uid := obj.GetLabels()[contract.LabelOwnerUID]; uid != "" {
@@ -67,7 +71,7 @@ func (r *Reconciler[T]) SetupWithManager(ctx context.Context, mgr ctrl.Manager, 
 	if traits.ResolvesParameters {
 		if err := mgr.GetFieldIndexer().IndexField(ctx, r.Kind.New(), contract.IndexDependency, func(obj client.Object) []string {
 			var keys []string
-			for _, name := range DependencyNames(r.Kind.Inputs(obj.(T)).Parameters) {
+			for _, name := range pipelinesv1beta1.DependencyNames(r.Kind.Inputs(obj.(T)).Parameters) {
 				keys = append(keys, obj.GetNamespace()+"/"+name)
 			}
 			return keys
@@ -76,7 +80,7 @@ func (r *Reconciler[T]) SetupWithManager(ctx context.Context, mgr ctrl.Manager, 
 		}
 		// Only a new latest succeeded run can resolve what a run waits for.
 		b = b.Watches(&pipelinesv1beta1.RunConfiguration{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(list, contract.IndexDependency)),
-			builder.WithPredicates(LatestRunsChanged))
+			builder.WithPredicates(predicates.LatestRunsChanged))
 	}
 	if r.Limiter != nil {
 		b = b.WatchesRawSource(r.watchQueue())
@@ -129,11 +133,3 @@ func onlyUsersChanged(old, updated *pipelinesv1beta1.Provider) bool {
 	a.ManagedFields, b.ManagedFields = nil, nil
 	return equality.Semantic.DeepEqual(a, b)
 }
-
-// LatestRunsChanged passes RunConfiguration updates that change
-// status.latestRuns: only a new latest run can resolve a dependency or
-// fire a trigger.
-var LatestRunsChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-	return !equality.Semantic.DeepEqual(e.ObjectOld.(*pipelinesv1beta1.RunConfiguration).Status.LatestRuns,
-		e.ObjectNew.(*pipelinesv1beta1.RunConfiguration).Status.LatestRuns)
-}}

@@ -19,6 +19,7 @@ import (
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/naming"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/spechash"
 )
 
 // Kind is the Pipeline kind for the lifecycle engine.
@@ -58,7 +59,7 @@ func (kind) Record(*pipelinesv1beta1.Pipeline, lifecycle.Outputs) {}
 // framework and the provider's compiler image digest: a new compiler
 // recompiles every pipeline of its framework.
 func version(p *pipelinesv1beta1.Pipeline, compiler string) (string, error) {
-	hash, err := lifecycle.SpecHash(struct {
+	hash, err := spechash.Of(struct {
 		Image     string                             `json:"image"`
 		Env       []pipelinesv1beta1.NamedValue      `json:"env"`
 		Framework pipelinesv1beta1.PipelineFramework `json:"framework"`

@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/namespaces"
 )
 
 // observation is what one reconcile read of the world before acting: decide
@@ -72,7 +72,7 @@ func (r *Reconciler) observeDeletion(ctx context.Context, o *observation) error 
 	if !o.hasFinalizer || len(o.users) > 0 {
 		return nil
 	}
-	terminating, err := lifecycle.NamespaceTerminating(ctx, r.APIReader, o.workflowNamespace)
+	terminating, err := namespaces.Terminating(ctx, r.APIReader, o.workflowNamespace)
 	if err != nil || terminating {
 		o.namespaceTerminating = terminating
 		return err

@@ -13,6 +13,7 @@ package run
 import (
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/spechash"
 )
 
 // Kind is the Run kind for the lifecycle engine.
@@ -34,7 +35,7 @@ func (kind) Inputs(r *pipelinesv1beta1.Run) lifecycle.Inputs {
 
 // Prepare versions the Run by its spec.
 func (kind) Prepare(r *pipelinesv1beta1.Run, _ *pipelinesv1beta1.Provider) (lifecycle.Prepared, error) {
-	v, err := lifecycle.SpecHash(r.Spec)
+	v, err := spechash.Of(r.Spec)
 	return lifecycle.Prepared{Version: v}, err
 }
 

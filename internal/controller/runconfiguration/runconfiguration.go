@@ -41,11 +41,12 @@ import (
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/outcome"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/predicates"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/status"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/naming"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/seal"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/spechash"
 )
 
 // Reconciler reconciles RunConfigurations.
@@ -100,7 +101,7 @@ func (r *Reconciler) synchronize(ctx context.Context, rc *pipelinesv1beta1.RunCo
 	// not also count as a new run spec.
 	withoutPipeline := rc.Spec.Run.DeepCopy()
 	withoutPipeline.Pipeline = ""
-	runSpecVersion, err := lifecycle.SpecHash(withoutPipeline)
+	runSpecVersion, err := spechash.Of(withoutPipeline)
 	if err != nil {
 		return outcome.Retry(err)
 	}
@@ -251,7 +252,7 @@ func (r *Reconciler) triggerCycle(ctx context.Context, rc *pipelinesv1beta1.RunC
 // resolve its parameters from.
 func (r *Reconciler) recordDependencies(ctx context.Context, rc *pipelinesv1beta1.RunConfiguration) error {
 	deps := map[string]pipelinesv1beta1.RunReference{}
-	for _, name := range lifecycle.DependencyNames(rc.Spec.Run.Parameters) {
+	for _, name := range pipelinesv1beta1.DependencyNames(rc.Spec.Run.Parameters) {
 		latest, err := r.latestSucceeded(ctx, rc.Namespace, name)
 		if err != nil {
 			return err
@@ -279,7 +280,7 @@ func (r *Reconciler) latestSucceeded(ctx context.Context, namespace, name string
 
 // upstreamNames are the RunConfigurations rc depends on or is triggered by.
 func upstreamNames(rc *pipelinesv1beta1.RunConfiguration) []string {
-	names := append(lifecycle.DependencyNames(rc.Spec.Run.Parameters), rc.Spec.Triggers.RunConfigurations...)
+	names := append(pipelinesv1beta1.DependencyNames(rc.Spec.Run.Parameters), rc.Spec.Triggers.RunConfigurations...)
 	slices.Sort(names)
 	return slices.Compact(names)
 }
@@ -308,7 +309,7 @@ func (r *Reconciler) pinPipeline(ctx context.Context, rc *pipelinesv1beta1.RunCo
 // RunSchedule; an unchanged one is kept (and updated in place when the run
 // spec changes).
 func scheduleName(rc *pipelinesv1beta1.RunConfiguration, s pipelinesv1beta1.Schedule) string {
-	hash, _ := lifecycle.SpecHash(s)
+	hash, _ := spechash.Of(s)
 	return naming.Compact(253, rc.Name, hash[:8])
 }
 
@@ -408,7 +409,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		// An upstream RunConfiguration's new latest succeeded run fires
 		// triggers.runConfigurations and changes status.dependencies.
 		Watches(&pipelinesv1beta1.RunConfiguration{}, handler.EnqueueRequestsFromMapFunc(r.referencing(contract.IndexUpstream)),
-			builder.WithPredicates(lifecycle.LatestRunsChanged)).
+			builder.WithPredicates(predicates.LatestRunsChanged)).
 		WithOptions(opts).
 		Named("runconfiguration").
 		Complete(r)

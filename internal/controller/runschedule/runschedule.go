@@ -19,6 +19,7 @@ import (
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/lifecycle"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/cronspec"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/spechash"
 )
 
 // Kind is the RunSchedule kind for the lifecycle engine; its version hashes its spec.
@@ -41,7 +42,7 @@ func (kind) Prepare(rs *pipelinesv1beta1.RunSchedule, _ *pipelinesv1beta1.Provid
 	if err := cronspec.Validate(rs.Spec.Schedule.CronExpression); err != nil {
 		return lifecycle.Prepared{}, fmt.Errorf("spec.schedule.cronExpression: %w", err)
 	}
-	v, err := lifecycle.SpecHash(rs.Spec)
+	v, err := spechash.Of(rs.Spec)
 	return lifecycle.Prepared{Version: v}, err
 }
 
