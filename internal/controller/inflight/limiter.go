@@ -47,14 +47,15 @@ type Waiter struct {
 }
 
 // Limiter admits operations up to Limit in flight per Provider, or fewer
-// while Tekton is slow to pick them up (adaptive.go).
+// while Tekton's runs take longer than they can (adaptive.go).
 type Limiter struct {
 	limit int
 	runs  Runs
 	now   func() time.Time
-	// pickupTarget is the longest pickup wait that leaves a Provider's
-	// bound where it is; 0 keeps every bound at limit.
-	pickupTarget time.Duration
+	// slowdown is how many times its fastest recent run an operation may
+	// take before its Provider's bound is halved; 0 keeps every bound at
+	// limit.
+	slowdown int
 
 	mu        sync.Mutex
 	providers map[string]*providerQueue
@@ -73,7 +74,7 @@ type providerQueue struct {
 	// creating are runs admitted and created (or being created) that the
 	// cache has not shown yet, until when they stop counting.
 	creating map[types.NamespacedName]time.Time
-	// adaptation is the Provider's bound, adapted to Tekton's pickups.
+	// adaptation is the Provider's bound, adapted to its runs' times.
 	adaptation Adaptation
 }
 
@@ -97,12 +98,12 @@ func (l *Limiter) Limit() int { return l.limit }
 // allows (or the limit, if lower).
 const BoundFloor = 10
 
-// AdaptToPickups makes each Provider's bound adapt to how long Tekton
-// takes to pick its runs up (adaptive.go), halved while a run waits longer
-// than target; call it before the limiter is used. 0 keeps every bound at
-// the limit.
-func (l *Limiter) AdaptToPickups(target time.Duration) *Limiter {
-	l.pickupTarget = target
+// AdaptToOperations makes each Provider's bound adapt to how long its
+// operation runs take in Tekton (adaptive.go): it starts at BoundFloor and
+// is halved while a run takes more than slowdown times the fastest recent
+// one; call it before the limiter is used. 0 keeps every bound at the limit.
+func (l *Limiter) AdaptToOperations(slowdown int) *Limiter {
+	l.slowdown = slowdown
 	return l
 }
 
@@ -114,23 +115,29 @@ func (l *Limiter) Bound(provider string) int {
 }
 
 func (l *Limiter) bound(q *providerQueue) int {
-	if l.pickupTarget == 0 {
+	if l.slowdown == 0 {
 		return l.limit
 	}
 	return int(q.adaptation.Bound)
 }
 
-// Picked observes that Tekton picked up one of provider's operation runs,
-// adapting its bound; waiters that a raised bound has room for are woken.
-func (l *Limiter) Picked(ctx context.Context, provider string, p Pickup) {
-	if l.pickupTarget == 0 {
+// Observe learns that one of provider's operation runs ended (o.Limited is
+// worked out here), adapting its bound; waiters that a raised bound has
+// room for are woken.
+func (l *Limiter) Observe(ctx context.Context, provider string, o Operation) {
+	if l.slowdown == 0 {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	q := l.queue(provider)
 	before := l.bound(q)
-	q.adaptation = Adapt(q.adaptation, p, l.now(), l.limit, BoundFloor, l.pickupTarget)
+	inFlight, err := l.inFlight(ctx, provider, q)
+	if err != nil {
+		return // one observation less
+	}
+	o.Limited = q.queued() > 0 || inFlight+1 >= before // the ended run no longer counts
+	q.adaptation = Adapt(q.adaptation, o, l.now(), l.limit, BoundFloor, l.slowdown)
 	after := l.bound(q)
 	boundGauge.WithLabelValues(provider).Set(float64(after))
 	if after > before {
@@ -274,7 +281,7 @@ func (l *Limiter) hold(q *providerQueue, inFlight int) []*entry {
 func (l *Limiter) queue(provider string) *providerQueue {
 	q := l.providers[provider]
 	if q == nil {
-		q = &providerQueue{creating: map[types.NamespacedName]time.Time{}, adaptation: Adaptation{Bound: float64(l.limit)}}
+		q = &providerQueue{creating: map[types.NamespacedName]time.Time{}, adaptation: Adaptation{Bound: float64(min(BoundFloor, l.limit))}}
 		l.providers[provider] = q
 	}
 	return q

@@ -18,7 +18,7 @@ var (
 	}, []string{"provider"})
 	boundGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "kfp_operations_bound",
-		Help: "Operations in flight a Provider (namespace/name) may have now: maxOperationsInFlight, halved while Tekton is slower than operationPickupTarget to pick its runs up.",
+		Help: "Operations in flight a Provider (namespace/name) may have now: at most maxOperationsInFlight; from 10, halved while its runs take more than operationSlowdownLimit times their fastest, raised by one for each run within it.",
 	}, []string{"provider"})
 )
 

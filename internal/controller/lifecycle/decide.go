@@ -305,7 +305,7 @@ func waitForRoom(o Observation, d Decision, limit int) Decision {
 	op := d.Action.Op
 	d.Action = Action{}
 	d.Report = report(status.Blocked(pipelinesv1beta1.ReasonQueued, operationState(op), fmt.Sprintf(
-		"queued: provider %s has as many operations in flight as it may have now (maxOperationsInFlight, %d, lowered while Tekton is slow to pick runs up: operationPickupTarget); this %s starts when one of them ends and its turn comes (the namespaces waiting take turns, and the kinds waiting within each; first in first out within a namespace and kind)",
+		"queued: provider %s has as many operations in flight as it may have now (maxOperationsInFlight, %d, fewer while its runs are slow in Tekton: operationSlowdownLimit); this %s starts when one of them ends and its turn comes (the namespaces waiting take turns, and the kinds waiting within each; first in first out within a namespace and kind)",
 		o.ProviderKey, limit, op)))
 	d.Observed = false
 	d.Outcome = outcome.WaitFor(queuedRecheck)

@@ -22,11 +22,11 @@ import (
 
 // NewLimiter bounds the operations in flight per Provider to limit, for
 // every lifecycle controller of mgr (give it to each Reconciler); call it
-// once per manager, before they are set up. pickupTarget adapts each
-// Provider's bound to how soon Tekton picks its runs up (0: fixed).
+// once per manager, before they are set up. slowdown adapts each
+// Provider's bound to how long its runs take in Tekton (0: fixed).
 // workflowNamespace is the operator's shared one, or "" when each
 // Provider's runs live in its own.
-func NewLimiter(ctx context.Context, mgr ctrl.Manager, limit int, pickupTarget time.Duration, workflowNamespace string) (*inflight.Limiter, error) {
+func NewLimiter(ctx context.Context, mgr ctrl.Manager, limit, slowdown int, workflowNamespace string) (*inflight.Limiter, error) {
 	counts := func(pr *tektonv1.PipelineRun) bool { return countsForItsProvider(pr, workflowNamespace) }
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &tektonv1.PipelineRun{}, contract.IndexUnfinishedProvider, func(obj client.Object) []string {
 		if pr := obj.(*tektonv1.PipelineRun); counts(pr) && !pr.IsDone() {
@@ -36,7 +36,7 @@ func NewLimiter(ctx context.Context, mgr ctrl.Manager, limit int, pickupTarget t
 	}); err != nil {
 		return nil, err
 	}
-	limiter := inflight.New(limit, cachedRuns{mgr.GetCache()}, time.Now).AdaptToPickups(pickupTarget)
+	limiter := inflight.New(limit, cachedRuns{mgr.GetCache()}, time.Now).AdaptToOperations(slowdown)
 	informer, err := mgr.GetCache().GetInformer(ctx, &tektonv1.PipelineRun{})
 	if err != nil {
 		return nil, err
@@ -56,10 +56,10 @@ func NewLimiter(ctx context.Context, mgr ctrl.Manager, limit int, pickupTarget t
 			if !ok1 || !ok2 || !counts(after) {
 				return
 			}
-			if p, ok := pickedUpNow(before, after); ok {
-				limiter.Picked(ctx, runProvider(after), p)
-			}
 			if endedNow(before, after) {
+				if o, ok := operationOf(after); ok {
+					limiter.Observe(ctx, runProvider(after), o)
+				}
 				limiter.Wake(ctx, runProvider(after))
 			}
 		},
@@ -75,14 +75,15 @@ func NewLimiter(ctx context.Context, mgr ctrl.Manager, limit int, pickupTarget t
 	return limiter, err
 }
 
-// pickedUpNow: Tekton's first reconcile of after (which sets its start
-// time) is this update, and how long the run waited for it.
-func pickedUpNow(before, after *tektonv1.PipelineRun) (inflight.Pickup, bool) {
-	if before.Status.StartTime != nil || after.Status.StartTime == nil {
-		return inflight.Pickup{}, false
+// operationOf is what an ended operation run tells the limiter: which
+// operation, and its time in Tekton. A run without a completion time (one
+// cancelled before it started) tells nothing.
+func operationOf(pr *tektonv1.PipelineRun) (inflight.Operation, bool) {
+	if pr.Status.CompletionTime == nil {
+		return inflight.Operation{}, false
 	}
-	created := after.CreationTimestamp.Time
-	return inflight.Pickup{Created: created, Wait: after.Status.StartTime.Sub(created)}, true
+	created := pr.CreationTimestamp.Time
+	return inflight.Operation{Name: pr.Labels[contract.LabelOperation], Created: created, Took: pr.Status.CompletionTime.Sub(created)}, true
 }
 
 // isOperation: pr is one of the operator's operation runs (not an ML run

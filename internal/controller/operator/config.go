@@ -73,13 +73,14 @@ type Config struct {
 	// slows down for everyone as its queue grows. 0 is no bound (default
 	// 200).
 	MaxOperationsInFlight int `json:"maxOperationsInFlight,omitempty"`
-	// OperationPickupTarget adapts each Provider's bound to Tekton: while
-	// Tekton takes longer than this to pick up one of its new operation runs
-	// (a deep Tekton queue, which every tenant's run waits in), the bound is
-	// halved; each run picked up sooner raises it by one, up to
-	// MaxOperationsInFlight (never under 10). 0 keeps the bound at
-	// MaxOperationsInFlight (default 5s).
-	OperationPickupTarget metav1.Duration `json:"operationPickupTarget,omitempty"`
+	// OperationSlowdownLimit adapts each Provider's bound to Tekton: the
+	// bound starts at 10 and, while an operation run takes more than this
+	// many times the fastest recent run of the same operation from creation
+	// to completion (a deep Tekton queue, which every tenant's run waits
+	// in), is halved; each run within it raises the bound by one while the
+	// bound is what limits the Provider, up to MaxOperationsInFlight (never
+	// under 10). 0 keeps the bound at MaxOperationsInFlight (default 2).
+	OperationSlowdownLimit int `json:"operationSlowdownLimit,omitempty"`
 	// CompileStorageClass is the storage class of the claim each pipeline
 	// compile makes to hand its definition to the provider's pod; empty uses
 	// the cluster's default class.
@@ -170,7 +171,7 @@ func Default() Config {
 		ArtifactRepositoryTTL:   metav1.Duration{Duration: 10 * time.Second},
 		KeepRunsPerOperation:    3,
 		MaxOperationsInFlight:   200,
-		OperationPickupTarget:   metav1.Duration{Duration: 5 * time.Second},
+		OperationSlowdownLimit:  2,
 		CompileVolumeSize:       lifecycle.DefaultCompileVolumeSize.String(),
 		EventsBindAddress:       ":8082",
 		EventsTokenAudience:     DefaultEventsTokenAudience,
@@ -200,7 +201,7 @@ func (c Config) Validate() error {
 		check(d.d <= 0, "%s must be positive, got %s", d.name, d.d)
 	}
 	check(c.KeepRunsPerOperation < 0, "keepRunsPerOperation must not be negative (0 keeps all), got %d", c.KeepRunsPerOperation)
-	check(c.OperationPickupTarget.Duration < 0, "operationPickupTarget must not be negative (0 keeps the bound fixed), got %s", c.OperationPickupTarget.Duration)
+	check(c.OperationSlowdownLimit < 0, "operationSlowdownLimit must not be negative (0 keeps the bound fixed), got %d", c.OperationSlowdownLimit)
 	check(c.MaxOperationsInFlight < 0, "maxOperationsInFlight must not be negative (0 is no bound), got %d", c.MaxOperationsInFlight)
 	check(c.RunCompletionTTL.Duration < 0, "runCompletionTTL must not be negative (0 keeps completed Runs), got %s", c.RunCompletionTTL.Duration)
 	check(c.EventsTokenAudience == "", "eventsTokenAudience must not be empty")

@@ -120,7 +120,7 @@ func engineSettings(ctx context.Context, mgr ctrl.Manager, cfg Config, sealKey *
 	}
 	var limiter *inflight.Limiter
 	if cfg.MaxOperationsInFlight > 0 {
-		if limiter, err = lifecycle.NewLimiter(ctx, mgr, cfg.MaxOperationsInFlight, cfg.OperationPickupTarget.Duration, cfg.WorkflowNamespace); err != nil {
+		if limiter, err = lifecycle.NewLimiter(ctx, mgr, cfg.MaxOperationsInFlight, cfg.OperationSlowdownLimit, cfg.WorkflowNamespace); err != nil {
 			return lifecycle.Settings{}, err
 		}
 	}
