@@ -81,7 +81,7 @@ func TestAdaptSettlesNearTheKnee(t *testing.T) {
 	a := inflight.Adaptation{Bound: floor}
 	now := time.Date(2026, 12, 7, 6, 0, 0, 0, time.UTC)
 	var (
-		queue, working []run // Tekton's queue, and the runs it works on
+		queue, working []run   // Tekton's queue, and the runs it works on
 		low, high      float64 = limit, 0
 		ended          int
 		slowest        time.Duration
