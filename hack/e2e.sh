@@ -18,7 +18,7 @@ go mod download  # the namespace has no route to the module proxy
 ./hack/cluster.sh exec ./hack/install-operator.sh
 set +e
 ./hack/cluster.sh exec env GOPROXY=off GOFLAGS=-mod=readonly \
-  go test -tags e2e -count=1 -timeout 40m ${E2E_RUN:+-run "$E2E_RUN"} -v ./e2e/ 2>&1 | tee "$root/bin/e2e.log"
+  go test -tags e2e -count=1 -timeout 60m ${E2E_RUN:+-run "$E2E_RUN"} -v ./e2e/ 2>&1 | tee "$root/bin/e2e.log"
 status=${PIPESTATUS[0]}
 # A small scale run (bench/scale: kwok's fake node beside the real one), so
 # the benchmark keeps working; make bench-scale runs the measured sizes.
