@@ -96,7 +96,7 @@ func writeDocs(w io.Writer, runs []*tektonv1.PipelineRun, render func(map[string
 	// Idle docWriters, each with its encoder's rendered spec, for the next
 	// chunk; at most one per worker is ever made.
 	idle := make(chan *docWriter, workers())
-	print := func(lo, hi int) ([]byte, error) {
+	printChunk := func(lo, hi int) ([]byte, error) {
 		var d *docWriter
 		select {
 		case d = <-idle:
@@ -118,7 +118,7 @@ func writeDocs(w io.Writer, runs []*tektonv1.PipelineRun, render func(map[string
 		buffers.put(out)
 		return err
 	}
-	if err := inOrder(len(runs), runsPerChunk, workers(), print, emit); err != nil {
+	if err := inOrder(len(runs), runsPerChunk, workers(), printChunk, emit); err != nil {
 		return err
 	}
 	_, err := w.Write(trailer)
