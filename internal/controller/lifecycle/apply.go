@@ -26,7 +26,7 @@ func (r *Reconciler[T]) apply(ctx context.Context, obj T, o Observation, d Decis
 	if d.Record != nil {
 		// Before the run is built: the provider acts on the recorded id, never
 		// on one only the status names.
-		s.Provider, s.Version = d.Record.Provider, d.Record.VersionLabel
+		s.Provider, s.Version = d.Record.Provider, d.Record.Version
 		if d.Record.PipelineVersion != "" {
 			r.Kind.Record(obj, Outputs{PipelineVersion: d.Record.PipelineVersion})
 		}

@@ -65,8 +65,8 @@ type Decision struct {
 // BackendRecord is what a succeeded create or update run recorded.
 type BackendRecord struct {
 	Provider pipelinesv1beta1.ProviderAndID
-	// VersionLabel is the version the run synchronised, as its label holds it.
-	VersionLabel string
+	// Version is the version the run synchronised, whole (its version label).
+	Version string
 	// PipelineVersion is the pipeline version it ran with (Run, RunSchedule).
 	PipelineVersion string
 }
@@ -129,10 +129,10 @@ func decideSync(o Observation) Decision {
 	}
 	var id, version string
 	if d.Record != nil {
-		id, version = d.Record.Provider.ID, d.Record.VersionLabel
+		id, version = d.Record.Provider.ID, d.Record.Version
 	}
 	switch {
-	case id != "" && version == labelVersion(o.Version):
+	case id != "" && version == o.Version:
 		d.Report = report(status.Synced(fmt.Sprintf("version %s synchronised with provider %s (id %s)", o.Version, key, id)))
 		d.Observed = true
 		return d
@@ -231,7 +231,7 @@ func decideDeletion(o Observation) Decision {
 			return Decision{Action: Action{Kind: Release}}
 		}
 	}
-	d := startOrWait(o, runs, contract.OperationDelete, record.VersionLabel)
+	d := startOrWait(o, runs, contract.OperationDelete, record.Version)
 	d.Record = record // the id the delete acts on
 	return d
 }
@@ -270,7 +270,7 @@ func pipelineBlocks(o Observation, state pipelinesv1beta1.SynchronizationState) 
 // startOrWait starts op at version, or waits out the backoff after its
 // last failed attempt.
 func startOrWait(o Observation, runs runSet, op contract.Operation, version string) Decision {
-	failures := runs.failed(op, labelVersion(version))
+	failures := runs.failed(op, version)
 	previous := ""
 	if n := len(failures); n > 0 {
 		last := failures[n-1]
@@ -288,7 +288,7 @@ func startOrWait(o Observation, runs runSet, op contract.Operation, version stri
 	}
 	action := Action{Kind: StartRun, Op: op, Version: version, Attempt: len(failures), Ordinal: runs.nextOrdinal()}
 	started := RunRecord{Namespace: o.WorkflowNamespace, Name: RunName(o.Traits.Name, o.Subject, op, version, action.Ordinal),
-		Op: op, VersionLabel: labelVersion(version)}
+		Op: op, Version: version}
 	state := operationState(op)
 	return Decision{Action: action, Report: report(status.Progressing(state, runningMessage(&started, len(failures), previous)))}
 }

@@ -56,7 +56,7 @@ type runOpt func(*RunRecord)
 
 func run(ordinal int, op contract.Operation, version string, opts ...runOpt) *RunRecord {
 	r := &RunRecord{Namespace: "team-a", Name: "run-" + string(op) + "-" + version + "-" + string(rune('0'+ordinal)),
-		Op: op, VersionLabel: version, Ordinal: ordinal, Provider: "team-a/kfp"}
+		Op: op, Version: version, Ordinal: ordinal, Provider: "team-a/kfp"}
 	for _, opt := range opts {
 		opt(r)
 	}

@@ -13,12 +13,14 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
@@ -33,7 +35,6 @@ import (
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/inflight"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/outcome"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/controller/status"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/naming"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/seal"
 )
 
@@ -79,7 +80,9 @@ type Inputs struct {
 // Provider.
 type Prepared struct {
 	// Version identifies the resource's desired state with the Provider; a
-	// change means an update operation.
+	// change means an update operation. It must be a label value: the runs
+	// carry it whole in their version label, and status.version is read
+	// back from there (checkVersion refuses any other).
 	Version string
 	// Compile is what a kind whose operations compile compiles.
 	Compile *Compile
@@ -314,5 +317,13 @@ func (r *Reconciler[T]) now() time.Time {
 	return time.Now()
 }
 
-// labelVersion is a version as the version label holds it.
-func labelVersion(v string) string { return naming.LabelValue(v) }
+// checkVersion refuses a version that is not a label value. Every kind's
+// version is one by construction (a short hash, or a tag and hash compacted
+// to 63 characters); were one not, shortening it for the label would make
+// status.version differ from the version the resource asked for.
+func checkVersion(v string) error {
+	if errs := validation.IsValidLabelValue(v); v == "" || len(errs) > 0 {
+		return fmt.Errorf("the operator computed version %q, which is not a label value (%s): please report this", v, strings.Join(errs, "; "))
+	}
+	return nil
+}

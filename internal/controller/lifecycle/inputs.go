@@ -199,7 +199,7 @@ func runLabels(req runRequest) map[string]string {
 		contract.LabelOperation:      string(req.op),
 		contract.LabelProvider:       naming.LabelValue(req.provider.Name),
 		contract.LabelProviderNS:     req.provider.Namespace,
-		contract.LabelVersion:        naming.LabelValue(req.version),
+		contract.LabelVersion:        req.version, // a label value (checkVersion)
 		contract.LabelAttempt:        strconv.Itoa(req.attempt),
 		contract.LabelTektonPipeline: naming.LabelValue(req.kind, req.obj.GetNamespace(), req.obj.GetName()),
 	}

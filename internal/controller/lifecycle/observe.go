@@ -143,6 +143,9 @@ func (r *Reconciler[T]) observeInputs(ctx context.Context, obj T, o *Observation
 			// version of this resource too (a RunSchedule is updated to it).
 			o.Version, o.VersionErr = spechash.Of([]string{o.Version, o.Pipeline.Version})
 		}
+		if o.VersionErr == nil {
+			o.VersionErr = checkVersion(o.Version)
+		}
 	}
 	return nil
 }
@@ -159,12 +162,12 @@ func (r *Reconciler[T]) observeRuns(ctx context.Context, obj T, runs []*tektonv1
 			continue // made for another Provider: not this one's record
 		}
 		if rec.Done && !rec.Succeeded {
-			newestFailure[[2]string{string(rec.Op), rec.VersionLabel}] = pr
+			newestFailure[[2]string{string(rec.Op), rec.Version}] = pr
 		}
 		o.Runs = append(o.Runs, rec)
 	}
 	for _, rec := range o.Runs {
-		if pr := newestFailure[[2]string{string(rec.Op), rec.VersionLabel}]; pr != nil && pr.Name == rec.Name {
+		if pr := newestFailure[[2]string{string(rec.Op), rec.Version}]; pr != nil && pr.Name == rec.Name {
 			rec.Failure = r.failureMessage(ctx, pr)
 		}
 	}
@@ -218,7 +221,7 @@ func (r *Reconciler[T]) observePipeline(ctx context.Context, obj T, ref pipeline
 		if rec := records.record(); rec != nil {
 			v.ID, v.Provider = rec.Provider.ID, rec.Provider.Name
 			if v.Floating {
-				v.Version = rec.VersionLabel
+				v.Version = rec.Version
 			}
 		}
 	}

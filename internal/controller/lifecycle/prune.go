@@ -47,7 +47,7 @@ func prunable(runs []*RunRecord, keep int, backoff Backoff, deleting bool) []*Ru
 		if r.Succeeded {
 			delete(retrying, r.Op)
 		} else {
-			retrying[r.Op] = r.VersionLabel
+			retrying[r.Op] = r.Version
 		}
 	}
 	finished := map[contract.Operation]int{} // finished runs of each operation seen, newest first
@@ -61,12 +61,12 @@ func prunable(runs []*RunRecord, keep int, backoff Backoff, deleting bool) []*Ru
 		}
 		finished[r.Op]++
 		if !r.Succeeded {
-			failures[[2]string{string(r.Op), r.VersionLabel}]++
+			failures[[2]string{string(r.Op), r.Version}]++
 		}
 		switch {
 		case kept[r]:
 		case finished[r.Op] <= keep:
-		case !r.Succeeded && r.VersionLabel == retrying[r.Op] && failures[[2]string{string(r.Op), r.VersionLabel}] <= retained:
+		case !r.Succeeded && r.Version == retrying[r.Op] && failures[[2]string{string(r.Op), r.Version}] <= retained:
 		default:
 			out = append(out, r)
 		}

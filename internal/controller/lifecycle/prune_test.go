@@ -13,7 +13,7 @@ import (
 // pruneRun is run ordinal of op at version: "ok" succeeded, "failed",
 // "running".
 func pruneRun(ordinal int, op contract.Operation, version, state string) *RunRecord {
-	return &RunRecord{Namespace: "team-a", Name: fmt.Sprintf("%s-%s-%d", op, version, ordinal), Op: op, VersionLabel: version,
+	return &RunRecord{Namespace: "team-a", Name: fmt.Sprintf("%s-%s-%d", op, version, ordinal), Op: op, Version: version,
 		Ordinal: ordinal, Done: state != "running", Succeeded: state == "ok"}
 }
 

@@ -26,10 +26,10 @@ type RunRecord struct {
 	// UID is the run's, so pruning deletes this run and never a namesake.
 	UID types.UID
 	Op  contract.Operation
-	// VersionLabel is the spec version the run is for, as its label holds it.
-	VersionLabel string
-	Ordinal      int
-	Done         bool
+	// Version is the spec version the run is for, whole (its version label).
+	Version string
+	Ordinal int
+	Done    bool
 	// Succeeded: done, no provider error, and (for create and update) an id.
 	Succeeded bool
 	Cancelled bool
@@ -53,7 +53,7 @@ type runSet []*RunRecord
 func recordOf(pr *tektonv1.PipelineRun) *RunRecord {
 	rec := &RunRecord{
 		Namespace: pr.Namespace, Name: pr.Name, UID: pr.UID,
-		Op: contract.Operation(pr.Labels[contract.LabelOperation]), VersionLabel: pr.Labels[contract.LabelVersion],
+		Op: contract.Operation(pr.Labels[contract.LabelOperation]), Version: pr.Labels[contract.LabelVersion],
 		Done:      pr.IsDone(),
 		Succeeded: isSuccess(pr),
 		Cancelled: pr.Spec.Status == tektonv1.PipelineRunSpecStatusCancelled,
@@ -94,19 +94,18 @@ func (s runSet) latest(ops ...contract.Operation) *RunRecord {
 func (s runSet) record() *BackendRecord {
 	for i := len(s) - 1; i >= 0; i-- {
 		if r := s[i]; (r.Op == contract.OperationCreate || r.Op == contract.OperationUpdate) && r.Succeeded {
-			return &BackendRecord{Provider: pipelinesv1beta1.ProviderAndID{Name: r.Provider, ID: r.ID}, VersionLabel: r.VersionLabel,
+			return &BackendRecord{Provider: pipelinesv1beta1.ProviderAndID{Name: r.Provider, ID: r.ID}, Version: r.Version,
 				PipelineVersion: r.PipelineVersion}
 		}
 	}
 	return nil
 }
 
-// failed are the finished, unsuccessful runs of op at a version (as its
-// label holds it), oldest first.
-func (s runSet) failed(op contract.Operation, versionLabel string) runSet {
+// failed are the finished, unsuccessful runs of op at version, oldest first.
+func (s runSet) failed(op contract.Operation, version string) runSet {
 	var out runSet
 	for _, r := range s {
-		if r.Op == op && r.VersionLabel == versionLabel && r.Done && !r.Succeeded {
+		if r.Op == op && r.Version == version && r.Done && !r.Succeeded {
 			out = append(out, r)
 		}
 	}
@@ -127,7 +126,7 @@ func (s runSet) nextOrdinal() int {
 // runningMessage reports run in progress, with why the attempt before it
 // failed, if one did.
 func (s runSet) runningMessage(run *RunRecord) string {
-	failures := s.failed(run.Op, run.VersionLabel)
+	failures := s.failed(run.Op, run.Version)
 	previous := ""
 	if len(failures) > 0 {
 		previous = failures[len(failures)-1].Failure
@@ -138,7 +137,7 @@ func (s runSet) runningMessage(run *RunRecord) string {
 // runningMessage is the same whether the run was just created or is seen
 // running later, so the reconcile its creation triggers writes nothing.
 func runningMessage(run *RunRecord, failures int, previous string) string {
-	msg := fmt.Sprintf("PipelineRun %s/%s is running (version %s)", run.Namespace, run.Name, run.VersionLabel)
+	msg := fmt.Sprintf("PipelineRun %s/%s is running (version %s)", run.Namespace, run.Name, run.Version)
 	if failures > 0 {
 		msg += fmt.Sprintf(" (attempt %d; the previous one: %s)", failures+1, previous)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	pipelinesv1beta1 "github.com/kfp-tekton-operator/kfp-tekton-operator/api/v1beta1"
 )
@@ -68,4 +69,23 @@ func TestUnknownFramework(t *testing.T) {
 func versionOf(p *pipelinesv1beta1.Pipeline, provider *pipelinesv1beta1.Provider) (string, error) {
 	prepared, err := Kind.Prepare(p, provider)
 	return prepared.Version, err
+}
+
+// The engine carries a version whole in a run label, so every version a
+// Pipeline can have is a label value, whatever its image's tag.
+func TestVersionIsALabelValueForAnyTag(t *testing.T) {
+	for _, image := range []string{
+		"example.com/p:" + strings.Repeat("x", 128),
+		"example.com/p:_leading",
+		"example.com/p:trailing.",
+		"example.com/p:1.0.0__rc.1--x",
+		"example.com/p@sha256:" + strings.Repeat("d", 64),
+		"example.com/p",
+	} {
+		p, prv := fixtures()
+		p.Spec.Image = image
+		v, err := versionOf(p, prv)
+		require.NoError(t, err, image)
+		assert.Empty(t, validation.IsValidLabelValue(v), "%s: %q", image, v)
+	}
 }
