@@ -98,8 +98,8 @@ func (b *bench) fairness(ctx context.Context) error {
 		return err
 	}
 
-	fmt.Printf("\nfairness: a Provider of %s admitting %s; burst of %d Experiments in %s (creates took %v; the leader's first pass over them %v); operator: as installed\n",
-		b.ns, b.quietNS, b.n, b.ns, created.Round(100*time.Millisecond), firstPass.Round(100*time.Millisecond))
+	fmt.Printf("\nfairness: a Provider of %s admitting %s; burst of %d Experiments in %s (creates took %v; the leader's first pass over them %v); %s\n",
+		b.ns, b.quietNS, b.n, b.ns, created.Round(100*time.Millisecond), firstPass.Round(100*time.Millisecond), b.boundSettings(ctx))
 	idle.print("idle (baseline)", "B's Experiment alone")
 	atApply.print("during A's burst", "applied as A's creates ended: work queue and limiter")
 	inQueue.print("behind A's queue", "applied once the leader had been over A's burst: the limiter's share")

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/bench/internal/measure"
 )
@@ -149,4 +150,23 @@ func findProcess(ns, podPrefix string) (*process, error) {
 		}
 	}
 	return nil, fmt.Errorf("no process of a pod %s* (namespace %s) on this node", podPrefix, ns)
+}
+
+// boundSettings are the operator's settings that shape a burst, as its
+// running configuration has them (the chart's ConfigMap), so a figure
+// printed says what it was measured with.
+func (b *bench) boundSettings(ctx context.Context) string {
+	cm := &corev1.ConfigMap{}
+	if err := b.c.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: operatorNamespace + "-config"}, cm); err != nil {
+		return "operator configuration unread: " + err.Error()
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal([]byte(cm.Data["config.yaml"]), &cfg); err != nil {
+		return "operator configuration unread: " + err.Error()
+	}
+	var out []string
+	for _, key := range []string{"maxOperationsInFlight", "operationSlowdownLimit", "maxConcurrentReconciles", "kubeAPIQPS"} {
+		out = append(out, fmt.Sprintf("%s %v", key, cfg[key]))
+	}
+	return "operator: " + strings.Join(out, ", ")
 }

@@ -252,7 +252,7 @@ func (b *bench) throughput(ctx context.Context, shape *tektonv1.PipelineRun, ski
 	cpu := leader.cpuSeconds() - cpuBefore
 
 	n := b.n
-	fmt.Printf("\nresources:        %d (fake node: kwok; Tekton v1.15.1 and the operator on the real node; operator: chart defaults; Tekton: %s)\n", n, tuning)
+	fmt.Printf("\nresources:        %d (fake node: kwok; Tekton v1.15.1 and the operator on the real node; %s; Tekton: %s)\n", n, b.boundSettings(ctx), tuning)
 	if !skipDirect {
 		direct.print("direct", "PipelineRuns created until Tekton finished them all", n)
 	}
