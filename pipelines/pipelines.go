@@ -1,13 +1,11 @@
 // Package pipelines holds the pipelineSpec shapes the generator embeds in
-// PipelineRuns, one YAML file per shape, compiled into the binaries.
+// PipelineRuns (the files in package shapes), decoded as Tekton's types and
+// defaulted as Tekton's admission webhook would.
 package pipelines
 
 import (
 	"context"
-	"embed"
 	"fmt"
-	"io/fs"
-	"sort"
 	"strings"
 	"sync"
 
@@ -15,29 +13,27 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/contract"
+	"github.com/kfp-tekton-operator/kfp-tekton-operator/pipelines/shapes"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/tasks/taskdef"
 )
 
 // Release is the shape prgen uses: build-push, then update-manifests.
-const Release = "release"
-
-//go:embed *.yaml
-var files embed.FS
+const Release = shapes.Release
 
 var (
 	loadOnce sync.Once
-	shapes   map[string]*tektonv1.PipelineSpec
+	loaded   map[string]*tektonv1.PipelineSpec
 	loadErr  error
 )
 
 // Get returns the named shape. It is shared: callers must not modify it
 // (generator.Build copies it).
 func Get(name string) (*tektonv1.PipelineSpec, error) {
-	loadOnce.Do(func() { shapes, loadErr = load() })
+	loadOnce.Do(func() { loaded, loadErr = load() })
 	if loadErr != nil {
 		return nil, loadErr
 	}
-	spec, ok := shapes[name]
+	spec, ok := loaded[name]
 	if !ok {
 		return nil, fmt.Errorf("no pipeline shape %q (have: %s)", name, strings.Join(Names(), ", "))
 	}
@@ -57,20 +53,12 @@ func ForOperation(kind contract.Kind, operation contract.Operation) (taskdef.Ope
 }
 
 // Names lists the shapes, sorted.
-func Names() []string {
-	entries, _ := fs.Glob(files, "*.yaml")
-	names := make([]string, 0, len(entries))
-	for _, e := range entries {
-		names = append(names, strings.TrimSuffix(e, ".yaml"))
-	}
-	sort.Strings(names)
-	return names
-}
+func Names() []string { return shapes.Names() }
 
 func load() (map[string]*tektonv1.PipelineSpec, error) {
 	out := map[string]*tektonv1.PipelineSpec{}
 	for _, name := range Names() {
-		data, err := files.ReadFile(name + ".yaml")
+		data, err := shapes.Read(name)
 		if err != nil {
 			return nil, err
 		}

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
@@ -49,19 +48,24 @@ func matrix(apps, versions int) []byte {
 // (application, version) pair that renames it and replaces the labels and
 // params that differ, and a root that includes every overlay (a bulk
 // trigger). The overlays are what a release engineer would write by hand.
-func kustomizeLayout(runs []*tektonv1.PipelineRun) (map[string][]byte, error) {
+func kustomizeLayout(runs []*release.Run) (map[string][]byte, error) {
 	if len(runs) == 0 {
 		return nil, errors.New("no runs")
 	}
-	base := runs[0].DeepCopy()
-	base.Name, base.GenerateName = baseRunName, ""
-	var baseYAML bytes.Buffer
-	if err := release.Write(&baseYAML, []*tektonv1.PipelineRun{base}, "yaml"); err != nil {
+	base := runs[0]
+	var printed bytes.Buffer
+	if err := release.Write(&printed, []*release.Run{base}, "yaml"); err != nil {
 		return nil, err
 	}
+	// kustomize cannot use generateName: the base gets a fixed name.
+	generated := "\n  generateName: " + base.GenerateName + "\n"
+	if !bytes.Contains(printed.Bytes(), []byte(generated)) {
+		return nil, fmt.Errorf("the base run has no line %q", strings.TrimSpace(generated))
+	}
+	baseYAML := bytes.Replace(printed.Bytes(), []byte(generated), []byte("\n  name: "+baseRunName+"\n"), 1)
 	files := map[string][]byte{
 		"base/kustomization.yaml": []byte("resources: [pipelinerun.yaml]\n"),
-		"base/pipelinerun.yaml":   baseYAML.Bytes(),
+		"base/pipelinerun.yaml":   baseYAML,
 	}
 	root := []byte("resources:\n")
 	for _, pr := range runs {
@@ -79,29 +83,29 @@ func kustomizeLayout(runs []*tektonv1.PipelineRun) (map[string][]byte, error) {
 }
 
 // overlay is the kustomization that turns base into pr (but for its name).
-func overlay(base, pr *tektonv1.PipelineRun, nameSuffix string) ([]byte, error) {
+func overlay(base, pr *release.Run, nameSuffix string) ([]byte, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "resources: [../../base]\nnameSuffix: %s\n", quote(nameSuffix))
 	var labels []string
-	for k, v := range pr.Labels {
-		if base.Labels[k] != v {
-			labels = append(labels, quote(k)+": "+quote(v))
+	for _, kv := range pr.Labels {
+		if base.Labels.Get(kv.Key) != kv.Value {
+			labels = append(labels, quote(kv.Key)+": "+quote(kv.Value))
 		}
 	}
 	sort.Strings(labels)
 	if len(labels) > 0 {
 		fmt.Fprintf(&b, "labels:\n  - pairs: {%s}\n", strings.Join(labels, ", "))
 	}
-	if len(pr.Spec.Params) != len(base.Spec.Params) {
-		return nil, fmt.Errorf("%s: %d params, the base has %d", pr.GenerateName, len(pr.Spec.Params), len(base.Spec.Params))
+	if len(pr.Params) != len(base.Params) {
+		return nil, fmt.Errorf("%s: %d params, the base has %d", pr.GenerateName, len(pr.Params), len(base.Params))
 	}
 	var ops []string
-	for i, p := range pr.Spec.Params {
-		if p.Name != base.Spec.Params[i].Name || p.Value.Type != tektonv1.ParamTypeString {
-			return nil, fmt.Errorf("%s: param %d is %q, the base's %q (string params in one order expected)", pr.GenerateName, i, p.Name, base.Spec.Params[i].Name)
+	for i, p := range pr.Params {
+		if p.Name != base.Params[i].Name {
+			return nil, fmt.Errorf("%s: param %d is %q, the base's %q (params in one order expected)", pr.GenerateName, i, p.Name, base.Params[i].Name)
 		}
-		if p.Value.StringVal != base.Spec.Params[i].Value.StringVal {
-			ops = append(ops, fmt.Sprintf("      - {op: replace, path: /spec/params/%d/value, value: %s}\n", i, quote(p.Value.StringVal)))
+		if p.Value != base.Params[i].Value {
+			ops = append(ops, fmt.Sprintf("      - {op: replace, path: /spec/params/%d/value, value: %s}\n", i, quote(p.Value)))
 		}
 	}
 	if len(ops) > 0 {

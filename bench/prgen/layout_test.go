@@ -9,12 +9,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/cmd/prgen/release"
 )
 
-func runsOf(t *testing.T, apps, versions int) ([]*tektonv1.PipelineRun, []byte) {
+func runsOf(t *testing.T, apps, versions int) ([]*release.Run, []byte) {
 	t.Helper()
 	m, err := release.Parse("bench.yaml", matrix(apps, versions))
 	require.NoError(t, err)

@@ -26,8 +26,6 @@ import (
 	"strings"
 	"time"
 
-	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
-
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/cmd/prgen/release"
 )
 
@@ -81,8 +79,8 @@ func run(o options, out io.Writer) error {
 		if r.prgen, printed, err = best(o.reps, func() ([]byte, time.Duration, error) { return command(o.prgen, "-f", file) }); err != nil {
 			return err
 		}
-		var runs []*tektonv1.PipelineRun
-		if r.inProcess, runs, err = best(o.reps, func() ([]*tektonv1.PipelineRun, time.Duration, error) { return generate(file) }); err != nil {
+		var runs []*release.Run
+		if r.inProcess, runs, err = best(o.reps, func() ([]*release.Run, time.Duration, error) { return generate(file) }); err != nil {
 			return err
 		}
 		if apps == o.compareApps && missing == nil {
@@ -101,7 +99,7 @@ func run(o options, out io.Writer) error {
 
 // kustomize writes runs' kustomize layout under dir, times `kubectl
 // kustomize` on it and checks that it prints what prgen printed.
-func kustomize(kubectl, dir string, runs []*tektonv1.PipelineRun, printed []byte, reps int, out io.Writer) (time.Duration, error) {
+func kustomize(kubectl, dir string, runs []*release.Run, printed []byte, reps int, out io.Writer) (time.Duration, error) {
 	files, err := kustomizeLayout(runs)
 	if err != nil {
 		return 0, err
@@ -138,7 +136,7 @@ func writeFiles(dir string, files map[string][]byte) error {
 
 // generate is prgen's path in this process: parse the matrix, build and
 // validate every run, serialise them (to a counter, as prgen to stdout).
-func generate(file string) ([]*tektonv1.PipelineRun, time.Duration, error) {
+func generate(file string) ([]*release.Run, time.Duration, error) {
 	start := time.Now()
 	data, err := os.ReadFile(file)
 	if err != nil {

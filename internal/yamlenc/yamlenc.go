@@ -9,6 +9,7 @@ package yamlenc
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -23,7 +24,47 @@ type Fragment struct{ Value any }
 // Encoder appends YAML documents to a buffer. The zero value is ready; it is
 // not safe for concurrent use.
 type Encoder struct {
+	// LeaveFragments makes the Encoder leave a Fragment's bytes out of the
+	// buffer and record where they belong instead (TakeSplices). A caller
+	// that writes documents out then copies a repeated subtree straight
+	// from the one rendering, rather than holding a copy per document: most
+	// of a release's bytes are its shared pipelineSpec.
+	LeaveFragments bool
+
 	fragments map[fragmentKey][]byte
+	splices   []Splice
+}
+
+// A Splice is a Fragment's bytes, which belong at offset At of the buffer
+// the Encoder appended to (before what was appended at At). Bytes is the
+// Encoder's own rendering: read it, never modify it.
+type Splice struct {
+	At    int
+	Bytes []byte
+}
+
+// TakeSplices returns the splices recorded since it was last called, in
+// buffer order, and forgets them.
+func (e *Encoder) TakeSplices() []Splice {
+	s := e.splices
+	e.splices = nil
+	return s
+}
+
+// WriteSpliced writes buf with splices (in buffer order) put back in place.
+func WriteSpliced(w io.Writer, buf []byte, splices []Splice) error {
+	from := 0
+	for _, s := range splices {
+		if _, err := w.Write(buf[from:s.At]); err != nil {
+			return err
+		}
+		if _, err := w.Write(s.Bytes); err != nil {
+			return err
+		}
+		from = s.At
+	}
+	_, err := w.Write(buf[from:])
+	return err
 }
 
 type fragmentKey struct {
@@ -44,24 +85,44 @@ func (e *Encoder) AppendDocument(dst []byte, v any) ([]byte, error) {
 	}
 }
 
+// AppendBlock appends v, a map, list or Fragment, as a block whose lines
+// start at indent: what follows "key:\n" for a map under a key at
+// indent-2, or for a list under a key at indent. For callers that write the
+// fixed part of a document themselves.
+func (e *Encoder) AppendBlock(dst []byte, v any, indent int) ([]byte, error) {
+	return e.appendBlock(dst, v, indent)
+}
+
+// AppendString appends s as a YAML scalar that reads back as the string s:
+// plain where that is unambiguous, double-quoted otherwise.
+func AppendString(dst []byte, s string) []byte { return appendString(dst, s) }
+
 // appendBlock writes a map or list whose lines start at indent.
 func (e *Encoder) appendBlock(dst []byte, v any, indent int) ([]byte, error) {
 	switch v := v.(type) {
 	case *Fragment:
 		key := fragmentKey{v, indent, inlineFirst(dst)}
-		if cached, ok := e.fragments[key]; ok {
-			return append(dst, cached...), nil
+		cached, ok := e.fragments[key]
+		if !ok {
+			start := len(dst)
+			var err error
+			if dst, err = e.appendBlock(dst, v.Value, indent); err != nil {
+				return dst, err
+			}
+			if e.fragments == nil {
+				e.fragments = map[fragmentKey][]byte{}
+			}
+			cached = slices.Clone(dst[start:])
+			e.fragments[key] = cached
+			dst = dst[:start]
 		}
-		start := len(dst)
-		dst, err := e.appendBlock(dst, v.Value, indent)
-		if err != nil {
-			return dst, err
+		// A fragment's bytes end with a newline, as the bytes before it do,
+		// so nothing written after it depends on which are in dst.
+		if e.LeaveFragments {
+			e.splices = append(e.splices, Splice{At: len(dst), Bytes: cached})
+			return dst, nil
 		}
-		if e.fragments == nil {
-			e.fragments = map[fragmentKey][]byte{}
-		}
-		e.fragments[key] = slices.Clone(dst[start:])
-		return dst, nil
+		return append(dst, cached...), nil
 	case map[string]any:
 		keys := make([]string, 0, len(v))
 		for k := range v {

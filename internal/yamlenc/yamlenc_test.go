@@ -113,3 +113,31 @@ func TestUnsupportedValuesAreErrors(t *testing.T) {
 	_, err := enc.AppendDocument(nil, map[string]any{"c": make(chan int)})
 	assert.Error(t, err)
 }
+
+func TestLeftFragmentsSpliceBackToTheSameBytes(t *testing.T) {
+	frag := &Fragment{Value: map[string]any{"tasks": []any{map[string]any{"name": "t", "params": []any{"a", "b: c"}}}}}
+	docs := []any{
+		map[string]any{"a": "first", "spec": map[string]any{"pipelineSpec": frag, "z": []any{"after"}}},
+		[]any{frag, "x", frag}, // inline in list items: a different rendering
+		map[string]any{"pipelineSpec": frag},
+		frag,
+		map[string]any{"empty": &Fragment{Value: map[string]any{}}, "k": "v"},
+	}
+	var whole, left Encoder
+	left.LeaveFragments = true
+	var want, buf []byte
+	for _, d := range docs {
+		var err error
+		want, err = whole.AppendDocument(want, d)
+		require.NoError(t, err)
+		buf, err = left.AppendDocument(buf, d)
+		require.NoError(t, err)
+	}
+	splices := left.TakeSplices()
+	assert.Len(t, splices, 5, "one per non-empty fragment written")
+	assert.Less(t, len(buf), len(want)/2, "the fragments' bytes are left out")
+	var got strings.Builder
+	require.NoError(t, WriteSpliced(&got, buf, splices))
+	assert.Equal(t, string(want), got.String())
+	assert.Empty(t, left.TakeSplices(), "taken splices are forgotten")
+}

@@ -98,7 +98,7 @@ func FuzzSelect(f *testing.F) {
 			t.Fatalf("Runs for selector %q: %v", selector, err)
 		}
 		for _, pr := range runs {
-			if !sel.Matches(labels.Set(pr.Labels)) {
+			if !sel.Matches(pr.Labels) {
 				t.Fatalf("selector %q does not match the labels of run %s: %v", selector, pr.GenerateName, pr.Labels)
 			}
 		}
@@ -126,9 +126,9 @@ func checkFieldErrors(t *testing.T, err error) {
 
 func checkLabels(t *testing.T, p Pair) {
 	t.Helper()
-	for k, v := range p.Labels() {
-		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
-			t.Fatalf("application %q version %q: label %s=%q: %v", p.App.Name, p.Version.Name, k, v, errs)
+	for _, kv := range p.Labels() {
+		if errs := validation.IsValidLabelValue(kv.Value); len(errs) > 0 {
+			t.Fatalf("application %q version %q: label %s=%q: %v", p.App.Name, p.Version.Name, kv.Key, kv.Value, errs)
 		}
 	}
 }

@@ -123,6 +123,18 @@ func (m *Matrix) validate() []error {
 			errs = append(errs, m.errAt(m.line("namespace"), "namespace", msg))
 		}
 	}
+	// Object names: the ServiceAccount and Secrets the runs name must be able
+	// to exist, or every TaskRun of the release fails after it is created.
+	for _, f := range []struct{ path, name string }{
+		{"serviceAccount", m.ServiceAccount}, {"credentials.git", m.Credentials.Git}, {"credentials.registry", m.Credentials.Registry},
+	} {
+		if f.name != "" {
+			for _, msg := range validation.IsDNS1123Subdomain(f.name) {
+				errs = append(errs, m.errAt(m.line(f.path), f.path, "must be a Kubernetes object name: "+msg))
+			}
+		}
+	}
+	errs = append(errs, m.checkVerbatim()...)
 
 	seenApps := map[string]string{}
 	for i, a := range m.Applications {
@@ -157,6 +169,36 @@ func (m *Matrix) validate() []error {
 		} else {
 			seenVersions[v.Name] = p + ".name"
 		}
+	}
+	return errs
+}
+
+// checkVerbatim refuses "$(" in every value that becomes a param. Tekton
+// expands $(...) wherever a param's value lands (context variables such as
+// $(context.pipelineRun.name) after the params are substituted, and it
+// refuses result references outright), so such a value would not reach the
+// Tasks as written in the matrix.
+func (m *Matrix) checkVerbatim() []error {
+	var errs []error
+	check := func(path, value string) {
+		if strings.Contains(value, "$(") {
+			errs = append(errs, m.errAt(m.line(path), path, `must not contain "$(": Tekton would expand it as a variable, so the Tasks would not get the value as written`))
+		}
+	}
+	check("manifestsRepo", m.ManifestsRepo)
+	check("tools.builder", m.Tools.Builder)
+	check("tools.git", m.Tools.Git)
+	for i, a := range m.Applications {
+		p := "applications[" + strconv.Itoa(i) + "]"
+		check(p+".repo", a.Repo)
+		check(p+".context", a.Context)
+		check(p+".dockerfile", a.Dockerfile)
+		check(p+".manifests", a.Manifests)
+	}
+	for i, v := range m.Versions {
+		p := "versions[" + strconv.Itoa(i) + "]"
+		check(p+".revision", v.Revision)
+		check(p+".manifestsBranch", v.ManifestsBranch)
 	}
 	return errs
 }

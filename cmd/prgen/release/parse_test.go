@@ -34,6 +34,12 @@ func TestParseValidMatrix(t *testing.T) {
 	assert.Equal(t, "main", m.Versions[0].ManifestsBranch)
 }
 
+func TestParseKeepsADollarThatIsNoVariable(t *testing.T) {
+	m, err := Parse("m.yaml", []byte(strings.Replace(validMatrix, "    revision: main", "    revision: cost-$5", 1)))
+	require.NoError(t, err)
+	assert.Equal(t, "cost-$5", m.Versions[0].Revision)
+}
+
 func TestParseErrorsNameFileLineAndField(t *testing.T) {
 	cases := map[string]struct {
 		matrix string
@@ -80,6 +86,22 @@ func TestParseErrorsNameFileLineAndField(t *testing.T) {
 			[]string{"m.yaml:15: did not find expected"},
 		},
 		"empty": {"", []string{"m.yaml:1: the matrix is empty"}},
+		"a variable Tekton would expand": {
+			strings.Replace(validMatrix, "    revision: main", "    revision: $(context.pipelineRun.name)", 1),
+			[]string{`m.yaml:14: versions[0].revision: must not contain "$(": Tekton would expand it`},
+		},
+		"a result reference in a tool image": {
+			validMatrix + "tools:\n  git: $(tasks.x.results.y)\n",
+			[]string{`m.yaml:17: tools.git: must not contain "$("`},
+		},
+		"service account that cannot exist": {
+			"serviceAccount: Release_Bot\n" + validMatrix,
+			[]string{"m.yaml:1: serviceAccount: must be a Kubernetes object name: a lowercase RFC 1123 subdomain"},
+		},
+		"secret that cannot exist": {
+			"credentials:\n  registry: -creds\n" + validMatrix,
+			[]string{"m.yaml:2: credentials.registry: must be a Kubernetes object name"},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -2,15 +2,13 @@ package release
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
-	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/generator"
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/naming"
-	"github.com/kfp-tekton-operator/kfp-tekton-operator/pipelines"
 )
 
 // Labels every generated run carries; --selector matches them.
@@ -21,7 +19,7 @@ const (
 	TypeRun      = "run"
 )
 
-// Params of the release shape (pipelines/release.yaml).
+// Params of the release shape (pipelines/shapes/release.yaml).
 const (
 	ParamApp             = "app"
 	ParamVersion         = "version"
@@ -52,36 +50,91 @@ type Options struct {
 	ResolveImage func(ctx context.Context, image string) (string, error)
 }
 
+// Run is one release PipelineRun (tekton.dev/v1), as Write prints it: the
+// release shape embedded as its pipelineSpec, with this run's metadata,
+// params, service account and workspaces.
+type Run struct {
+	Namespace    string
+	GenerateName string
+	Labels       Labels
+	// Params are in the shape's declaration order.
+	Params             []Param
+	ServiceAccountName string
+	Workspaces         []Workspace
+
+	// shape is shared by every run of a matrix.
+	shape *shape
+}
+
+// Param is a string param of a run.
+type Param struct{ Name, Value string }
+
+// Workspace binds one of the shape's workspaces to a Secret.
+type Workspace struct{ Name, Secret string }
+
 // Pair is one application at one version.
 type Pair struct {
 	App     Application
 	Version Version
 }
 
-// Labels are the labels of the pair's run.
-func (p Pair) Labels() labels.Set {
-	return labels.Set{
-		LabelApp:                       p.App.Name,
-		LabelVersion:                   p.Version.Name,
-		LabelType:                      TypeRun,
-		"app.kubernetes.io/name":       p.App.Name,
-		"app.kubernetes.io/version":    p.Version.Name,
-		"app.kubernetes.io/component":  "release",
-		"app.kubernetes.io/managed-by": "prgen",
+// Labels are the labels of the pair's run, sorted by key (as they are
+// printed).
+func (p Pair) Labels() Labels {
+	// Keys in sorted order; TestPairLabelsAreSorted checks it.
+	return Labels{
+		{LabelApp, p.App.Name},
+		{"app.kubernetes.io/component", "release"},
+		{"app.kubernetes.io/managed-by", "prgen"},
+		{"app.kubernetes.io/name", p.App.Name},
+		{"app.kubernetes.io/version", p.Version.Name},
 		// Groups every run of one pair under one name in `tkn pipelinerun list`.
-		"tekton.dev/pipeline": naming.LabelValue(p.App.Name, p.Version.Name),
+		{"tekton.dev/pipeline", naming.LabelValue(p.App.Name, p.Version.Name)},
+		{LabelType, TypeRun},
+		{LabelVersion, p.Version.Name},
 	}
+}
+
+// Labels of a run, sorted by key, unique. A slice rather than a map: a
+// release builds one per run, and they are only matched and printed.
+type Labels []Label
+
+// Label is one key and value.
+type Label struct{ Key, Value string }
+
+// Has reports whether key is set; with Get and Lookup, Labels is a
+// labels.Labels, so selectors match it.
+func (l Labels) Has(key string) bool {
+	_, ok := l.Lookup(key)
+	return ok
+}
+
+// Get is key's value, "" when unset.
+func (l Labels) Get(key string) string {
+	v, _ := l.Lookup(key)
+	return v
+}
+
+// Lookup is key's value and whether it is set.
+func (l Labels) Lookup(key string) (string, bool) {
+	for _, kv := range l {
+		if kv.Key == key {
+			return kv.Value, true
+		}
+	}
+	return "", false
 }
 
 // Select returns the pairs the selector matches, applications in file order,
 // each with its versions in file order. A selector that matches nothing is an
 // error: a release engineer's typo must not pass as "nothing to do".
 func (m *Matrix) Select(selector labels.Selector) ([]Pair, error) {
-	var out []Pair
+	everything := selector == nil || selector.Empty()
+	out := make([]Pair, 0, len(m.Applications)*len(m.Versions))
 	for _, a := range m.Applications {
 		for _, v := range m.Versions {
 			p := Pair{App: a, Version: v}
-			if selector == nil || selector.Matches(p.Labels()) {
+			if everything || selector.Matches(p.Labels()) {
 				out = append(out, p)
 			}
 		}
@@ -92,10 +145,11 @@ func (m *Matrix) Select(selector labels.Selector) ([]Pair, error) {
 	return out, nil
 }
 
-// Runs builds one PipelineRun per selected pair, in Select's order. The runs
-// share one pipelineSpec: print them, do not modify them.
-func (m *Matrix) Runs(ctx context.Context, opts Options) ([]*tektonv1.PipelineRun, error) {
-	shape, err := pipelines.Get(pipelines.Release)
+// Runs builds one PipelineRun per selected pair, in Select's order, each
+// checked as Tekton's validation would check what differs between runs (see
+// check); the shape they share is valid as written.
+func (m *Matrix) Runs(ctx context.Context, opts Options) ([]*Run, error) {
+	shape, err := loadReleaseShape()
 	if err != nil {
 		return nil, err
 	}
@@ -114,92 +168,143 @@ func (m *Matrix) Runs(ctx context.Context, opts Options) ([]*tektonv1.PipelineRu
 		}
 	}
 	workspaces := m.workspaces()
-	builder := generator.NewBuilder(shape)
-	builder.ShareSpec = true // runs are only printed
-	runs := make([]*tektonv1.PipelineRun, len(pairs))
+	runs := make([]*Run, len(pairs))
 	build := func(lo, hi int) (struct{}, error) {
 		for i := lo; i < hi; i++ {
 			p := pairs[i]
-			pr, err := builder.Build(ctx, generator.Run{
+			r := &Run{
 				Namespace:          namespace,
 				GenerateName:       naming.GenerateNamePrefix(p.App.Name, p.Version.Name),
 				Labels:             p.Labels(),
+				Params:             m.params(shape, p, tools),
 				ServiceAccountName: m.ServiceAccount,
-				Params:             m.params(p, tools),
 				Workspaces:         workspaces,
-			})
-			if err != nil {
+				shape:              shape,
+			}
+			if err := shape.check(r); err != nil {
 				return struct{}{}, fmt.Errorf("application %q version %q: %w", p.App.Name, p.Version.Name, err)
 			}
-			runs[i] = pr
+			runs[i] = r
 		}
 		return struct{}{}, nil
 	}
-	// The Builder is safe for concurrent use; errors come in pair order, so
-	// the one reported is the one a sequential loop would meet first.
+	// Errors come in pair order, so the one reported is the one a
+	// sequential loop would meet first.
 	if err := inOrder(len(pairs), runsPerChunk, workers(), build, func(struct{}) error { return nil }); err != nil {
 		return nil, err
 	}
 	return runs, nil
 }
 
+// check refuses a run Tekton's PipelineRun validation would refuse, for
+// what can differ between runs of the one shape: the name (completed from
+// generateName at the longest length the API server gives) and a param
+// without a default that has no value. Params are built from the shape's
+// own list (so none is undeclared or given twice); their values are strings
+// without "$(" (Parse refuses them), which Tekton's validation does not
+// read; the workspace bindings name Secrets Parse requires to be non-empty.
+// FuzzRunsPassTektonValidation holds check to Tekton's own verdicts.
+func (s *shape) check(r *Run) error {
+	var errs []error
+	name := r.GenerateName + "xxxxx"
+	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 || len(name) > validation.DNS1123LabelMaxLength {
+		errs = append(errs, fmt.Errorf("invalid resource name %q: must be a valid DNS label of at most %d characters: metadata.name",
+			name, validation.DNS1123LabelMaxLength))
+	}
+	given := 0 // r.Params are in the shape's order: walk both at once
+	for _, p := range s.params {
+		if given < len(r.Params) && r.Params[given].Name == p.name {
+			given++
+		} else if !p.hasDefault {
+			errs = append(errs, fmt.Errorf("param %q has no default and no value", p.name))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("invalid PipelineRun %s: %w", r.displayName(), err)
+	}
+	return nil
+}
+
+func (r *Run) displayName() string {
+	if r.Namespace != "" {
+		return r.Namespace + "/" + r.GenerateName
+	}
+	return r.GenerateName
+}
+
 // runsPerChunk is how many runs a worker builds or prints at a time: enough
 // to make the hand-over negligible, few enough to share 1,000 runs well.
 const runsPerChunk = 128
 
-func (m *Matrix) params(p Pair, tools Tools) tektonv1.Params {
-	params := tektonv1.Params{
-		generator.StringParam(ParamApp, p.App.Name),
-		generator.StringParam(ParamVersion, p.Version.Name),
-		generator.StringParam(ParamGitURL, p.App.Repo),
-		generator.StringParam(ParamGitRevision, p.Version.Revision),
-		generator.StringParam(ParamImage, p.App.Image+":"+p.Version.Name),
-		generator.StringParam(ParamManifestsURL, m.ManifestsRepo),
-		generator.StringParam(ParamManifestsBranch, p.Version.ManifestsBranch),
-		generator.StringParam(ParamManifestsPath, p.App.Manifests),
-		generator.StringParam(ParamBuilderImage, tools.Builder),
-		generator.StringParam(ParamGitImage, tools.Git),
-	}
-	if p.App.Context != "" {
-		params = append(params, generator.StringParam(ParamContext, p.App.Context))
-	}
-	if p.App.Dockerfile != "" {
-		params = append(params, generator.StringParam(ParamDockerfile, p.App.Dockerfile))
+// params are the pair's params in the shape's declaration order; context and
+// dockerfile only when the application sets them (the shape's defaults
+// apply otherwise).
+func (m *Matrix) params(s *shape, p Pair, tools Tools) []Param {
+	params := make([]Param, 0, len(s.params))
+	for _, sp := range s.params {
+		var value string
+		switch sp.name {
+		case ParamApp:
+			value = p.App.Name
+		case ParamVersion:
+			value = p.Version.Name
+		case ParamGitURL:
+			value = p.App.Repo
+		case ParamGitRevision:
+			value = p.Version.Revision
+		case ParamContext:
+			value = p.App.Context
+		case ParamDockerfile:
+			value = p.App.Dockerfile
+		case ParamImage:
+			value = p.App.Image + ":" + p.Version.Name
+		case ParamManifestsURL:
+			value = m.ManifestsRepo
+		case ParamManifestsBranch:
+			value = p.Version.ManifestsBranch
+		case ParamManifestsPath:
+			value = p.App.Manifests
+		case ParamBuilderImage:
+			value = tools.Builder
+		case ParamGitImage:
+			value = tools.Git
+		}
+		if value != "" {
+			params = append(params, Param{sp.name, value})
+		}
 	}
 	return params
 }
 
+// releaseParams are the params prgen gives values to; the shape must declare
+// each (loadReleaseShape checks), or a value would silently go nowhere.
+var releaseParams = []string{
+	ParamApp, ParamVersion, ParamGitURL, ParamGitRevision, ParamContext, ParamDockerfile, ParamImage,
+	ParamManifestsURL, ParamManifestsBranch, ParamManifestsPath, ParamBuilderImage, ParamGitImage,
+}
+
 // effectiveTools fills unset tool images from the shape's defaults, so every
 // run names its images explicitly and --resolve-digests can pin them.
-func (m *Matrix) effectiveTools(shape *tektonv1.PipelineSpec) Tools {
+func (m *Matrix) effectiveTools(s *shape) Tools {
 	t := m.Tools
-	for _, p := range shape.Params {
-		if p.Default == nil {
-			continue
-		}
-		switch {
-		case p.Name == ParamBuilderImage && t.Builder == "":
-			t.Builder = p.Default.StringVal
-		case p.Name == ParamGitImage && t.Git == "":
-			t.Git = p.Default.StringVal
-		}
+	if t.Builder == "" {
+		t.Builder = s.defaultOf(ParamBuilderImage)
+	}
+	if t.Git == "" {
+		t.Git = s.defaultOf(ParamGitImage)
 	}
 	return t
 }
 
-func (m *Matrix) workspaces() []tektonv1.WorkspaceBinding {
-	var ws []tektonv1.WorkspaceBinding
+func (m *Matrix) workspaces() []Workspace {
+	var ws []Workspace
 	if m.Credentials.Git != "" {
-		ws = append(ws, secretWorkspace(WorkspaceGitCredentials, m.Credentials.Git))
+		ws = append(ws, Workspace{WorkspaceGitCredentials, m.Credentials.Git})
 	}
 	if m.Credentials.Registry != "" {
-		ws = append(ws, secretWorkspace(WorkspaceDockerConfig, m.Credentials.Registry))
+		ws = append(ws, Workspace{WorkspaceDockerConfig, m.Credentials.Registry})
 	}
 	return ws
-}
-
-func secretWorkspace(name, secret string) tektonv1.WorkspaceBinding {
-	return tektonv1.WorkspaceBinding{Name: name, Secret: &corev1.SecretVolumeSource{SecretName: secret}}
 }
 
 // resolveTools pins each tool image, stopping as soon as ctx is done (e.g.

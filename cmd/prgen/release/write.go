@@ -5,10 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"reflect"
-
-	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kfp-tekton-operator/kfp-tekton-operator/internal/yamlenc"
 )
@@ -17,25 +13,18 @@ import (
 // "APP/VERSION" line per run ("name"). The first two render the embedded
 // pipelineSpec once for all runs that share it: it is most of each
 // document, and identical across a matrix.
-func Write(w io.Writer, runs []*tektonv1.PipelineRun, format string) error {
+func Write(w io.Writer, runs []*Run, format string) error {
 	switch format {
 	case "name":
 		return writeNames(w, runs)
 	case "yaml":
-		return writeDocs(w, runs, func(spec map[string]any) any { return &yamlenc.Fragment{Value: spec} },
-			func() appendFunc {
-				var enc yamlenc.Encoder // one per worker: an Encoder is not safe for concurrent use
-				return func(out []byte, doc map[string]any, _ bool) ([]byte, error) { return enc.AppendDocument(out, doc) }
-			},
-			nil)
+		return writeDocs(w, runs, func() printer { return newYAMLPrinter() }, nil)
 	case "json":
-		return writeDocs(w, runs, func(spec map[string]any) any {
-			data, err := json.Marshal(spec)
-			if err != nil {
-				panic(err) // a tree of strings, numbers, maps and lists always marshals
-			}
-			return json.RawMessage(data)
-		}, func() appendFunc { return appendJSONItem }, []byte("\n  ]\n}\n"))
+		if len(runs) == 0 {
+			_, err := io.WriteString(w, "{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"List\",\n  \"items\": []\n}\n")
+			return err
+		}
+		return writeDocs(w, runs, func() printer { return &jsonPrinter{} }, []byte("\n  ]\n}\n"))
 	default:
 		return fmt.Errorf("unknown output format %q", format)
 	}
@@ -47,75 +36,55 @@ func Write(w io.Writer, runs []*tektonv1.PipelineRun, format string) error {
 // the generateName prefix in that form would look like a name that exists.
 // Application and version names are label values, so neither holds a "/"
 // and the line splits unambiguously.
-func writeNames(w io.Writer, runs []*tektonv1.PipelineRun) error {
+func writeNames(w io.Writer, runs []*Run) error {
 	var out []byte
 	for _, pr := range runs {
-		out = append(out, pr.Labels[LabelApp]...)
+		out = append(out, pr.Labels.Get(LabelApp)...)
 		out = append(out, '/')
-		out = append(out, pr.Labels[LabelVersion]...)
+		out = append(out, pr.Labels.Get(LabelVersion)...)
 		out = append(out, '\n')
 	}
 	_, err := w.Write(out)
 	return err
 }
 
-func appendJSONItem(out []byte, doc map[string]any, first bool) ([]byte, error) {
-	if first {
-		out = append(out, "{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"List\",\n  \"items\": [\n    "...)
-	} else {
-		out = append(out, ",\n    "...)
-	}
-	data, err := json.Marshal(doc)
-	if err != nil {
-		return out, err
-	}
-	var indented bytes.Buffer
-	if err := json.Indent(&indented, data, "    ", "  "); err != nil {
-		return out, err
-	}
-	return append(out, indented.Bytes()...), nil
+// A printer appends runs' documents to a chunk buffer. One per worker: it
+// keeps what it rendered of the shape the runs share.
+type printer interface {
+	// append appends r's document to out; first is true for the first run
+	// printed.
+	append(out []byte, r *Run, first bool) ([]byte, error)
+	// takeSplices returns the bytes left out of the chunk since the last
+	// call, to be written in place (yamlenc.WriteSpliced).
+	takeSplices() []yamlenc.Splice
 }
 
-// appendFunc appends one run's document (its tree) to out; first is true for
-// the first run printed.
-type appendFunc func(out []byte, doc map[string]any, first bool) ([]byte, error)
-
-// writeDocs turns each run into a tree, its pipelineSpec replaced by the
-// node render made of the spec (once per distinct spec and worker), appends
-// each with an appendFunc from newAppend (one per worker) and streams the
-// result to w in the runs' order.
-func writeDocs(w io.Writer, runs []*tektonv1.PipelineRun, render func(map[string]any) any,
-	newAppend func() appendFunc, trailer []byte) error {
-	if len(runs) == 0 && trailer != nil {
-		_, err := io.WriteString(w, "{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"List\",\n  \"items\": []\n}\n")
-		return err
-	}
-	// A chunk's document is ~600 KB: growing a fresh buffer for each was a
-	// third of the time (copies, and the collector clearing and scanning).
+// writeDocs prints the runs in chunks on every core, with a printer per
+// worker, and streams the chunks to w in the runs' order, then trailer.
+func writeDocs(w io.Writer, runs []*Run, newPrinter func() printer, trailer []byte) error {
 	buffers := bufferPool{free: make(chan []byte, 3*workers())}
-	// Idle docWriters, each with its encoder's rendered spec, for the next
-	// chunk; at most one per worker is ever made.
-	idle := make(chan *docWriter, workers())
-	printChunk := func(lo, hi int) ([]byte, error) {
-		var d *docWriter
+	// Idle printers for the next chunk; at most one per worker is made.
+	idle := make(chan printer, workers())
+	printChunk := func(lo, hi int) (printed, error) {
+		var p printer
 		select {
-		case d = <-idle:
+		case p = <-idle:
 		default:
-			d = &docWriter{render: render, appendDoc: newAppend()}
+			p = newPrinter()
 		}
-		defer func() { idle <- d }()
+		defer func() { idle <- p }()
 		out := buffers.get()
 		for i := lo; i < hi; i++ {
 			var err error
-			if out, err = d.append(out, runs[i], i == 0); err != nil {
-				return nil, err
+			if out, err = p.append(out, runs[i], i == 0); err != nil {
+				return printed{}, err
 			}
 		}
-		return out, nil
+		return printed{out: out, splices: p.takeSplices()}, nil
 	}
-	emit := func(out []byte) error {
-		_, err := w.Write(out)
-		buffers.put(out)
+	emit := func(p printed) error {
+		err := yamlenc.WriteSpliced(w, p.out, p.splices)
+		buffers.put(p.out)
 		return err
 	}
 	if err := inOrder(len(runs), runsPerChunk, workers(), printChunk, emit); err != nil {
@@ -125,7 +94,15 @@ func writeDocs(w io.Writer, runs []*tektonv1.PipelineRun, render func(map[string
 	return err
 }
 
-// bufferPool recycles chunk buffers once written.
+// printed is a chunk of runs as printed: out, with splices put back in.
+type printed struct {
+	out     []byte
+	splices []yamlenc.Splice
+}
+
+// bufferPool recycles chunk buffers once written: growing a fresh buffer
+// for each chunk was a third of the time (copies, and the collector
+// clearing and scanning).
 type bufferPool struct{ free chan []byte }
 
 func (p bufferPool) get() []byte {
@@ -144,91 +121,75 @@ func (p bufferPool) put(b []byte) {
 	}
 }
 
-// docWriter prints runs one after another, remembering the last spec it
-// rendered: the runs of a matrix share one.
-type docWriter struct {
-	render    func(map[string]any) any
-	appendDoc appendFunc
-	lastSpec  *tektonv1.PipelineSpec
-	specNode  any
-	lastRest  tektonv1.PipelineRunSpec
-	restTree  map[string]any
+// jsonPrinter prints runs as items of a v1 List, indented as kubectl does.
+type jsonPrinter struct {
+	lastShape *shape
+	spec      json.RawMessage
 }
 
-func (d *docWriter) append(out []byte, pr *tektonv1.PipelineRun, first bool) ([]byte, error) {
-	if spec := pr.Spec.PipelineSpec; spec != nil && spec != d.lastSpec && (d.lastSpec == nil || !reflect.DeepEqual(d.lastSpec, spec)) {
-		value, err := tree(spec)
+func (p *jsonPrinter) append(out []byte, r *Run, first bool) ([]byte, error) {
+	if r.shape != p.lastShape {
+		data, err := json.Marshal(r.shape.tree)
 		if err != nil {
 			return out, err
 		}
-		d.lastSpec, d.specNode = spec, d.render(value)
+		p.lastShape, p.spec = r.shape, data
 	}
-	// The rest of the spec (service account, workspaces, timeouts) is the
-	// same for every run of a matrix: converted once per worker, and again
-	// only when it differs.
-	rest := pr.Spec
-	rest.PipelineSpec, rest.Params = nil, nil
-	if d.restTree == nil || !reflect.DeepEqual(d.lastRest, rest) {
-		value, err := tree(&rest)
-		if err != nil {
-			return out, err
-		}
-		d.lastRest, d.restTree = rest, value
+	if first {
+		out = append(out, "{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"List\",\n  \"items\": [\n    "...)
+	} else {
+		out = append(out, ",\n    "...)
 	}
-	spec := make(map[string]any, len(d.restTree)+2)
-	for k, v := range d.restTree {
-		spec[k] = v
-	}
-	if pr.Spec.PipelineSpec != nil {
-		spec["pipelineSpec"] = d.specNode
-	}
-	// The generic converter is slow on params (their values marshal
-	// themselves); they are simple enough to convert directly.
-	if len(pr.Spec.Params) > 0 {
-		spec["params"] = paramsTree(pr.Spec.Params)
-	}
-	metadata, err := tree(&pr.ObjectMeta)
+	data, err := json.Marshal(runTree(r, p.spec))
 	if err != nil {
 		return out, err
 	}
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, data, "    ", "  "); err != nil {
+		return out, err
+	}
+	return append(out, indented.Bytes()...), nil
+}
+
+func (p *jsonPrinter) takeSplices() []yamlenc.Splice { return nil }
+
+// runTree is r as encoding/json would give a tekton.dev/v1 PipelineRun with
+// these fields (the same keys and omissions), with spec standing for the
+// pipelineSpec. yamlPrinter writes the same document directly.
+func runTree(r *Run, spec any) map[string]any {
+	metadata := map[string]any{"generateName": r.GenerateName}
+	if r.Namespace != "" {
+		metadata["namespace"] = r.Namespace
+	}
+	if len(r.Labels) > 0 {
+		labels := make(map[string]any, len(r.Labels))
+		for _, kv := range r.Labels {
+			labels[kv.Key] = kv.Value
+		}
+		metadata["labels"] = labels
+	}
+	// taskRunTemplate is a struct, never omitted: "{}" without a service
+	// account, as the typed PipelineRun always printed it.
+	template := map[string]any{}
+	if r.ServiceAccountName != "" {
+		template["serviceAccountName"] = r.ServiceAccountName
+	}
+	runSpec := map[string]any{"pipelineSpec": spec, "taskRunTemplate": template}
+	if len(r.Params) > 0 {
+		params := make([]any, len(r.Params))
+		for i, p := range r.Params {
+			params[i] = map[string]any{"name": p.Name, "value": p.Value}
+		}
+		runSpec["params"] = params
+	}
+	if len(r.Workspaces) > 0 {
+		workspaces := make([]any, len(r.Workspaces))
+		for i, w := range r.Workspaces {
+			workspaces[i] = map[string]any{"name": w.Name, "secret": map[string]any{"secretName": w.Secret}}
+		}
+		runSpec["workspaces"] = workspaces
+	}
 	// No status: a new run has none, and "status: {}" would only be noise in
 	// what users pipe to kubectl.
-	value := map[string]any{"metadata": metadata, "spec": spec}
-	if pr.APIVersion != "" {
-		value["apiVersion"] = pr.APIVersion
-	}
-	if pr.Kind != "" {
-		value["kind"] = pr.Kind
-	}
-	return d.appendDoc(out, value, first)
-}
-
-func paramsTree(params tektonv1.Params) []any {
-	out := make([]any, len(params))
-	for i, p := range params {
-		var value any
-		switch p.Value.Type {
-		case tektonv1.ParamTypeArray:
-			items := make([]any, len(p.Value.ArrayVal))
-			for j, v := range p.Value.ArrayVal {
-				items[j] = v
-			}
-			value = items
-		case tektonv1.ParamTypeObject:
-			obj := make(map[string]any, len(p.Value.ObjectVal))
-			for k, v := range p.Value.ObjectVal {
-				obj[k] = v
-			}
-			value = obj
-		default:
-			value = p.Value.StringVal
-		}
-		out[i] = map[string]any{"name": p.Name, "value": value}
-	}
-	return out
-}
-
-// tree is v as encoding/json sees it (same field names and omissions).
-func tree(v any) (map[string]any, error) {
-	return runtime.DefaultUnstructuredConverter.ToUnstructured(v)
+	return map[string]any{"apiVersion": "tekton.dev/v1", "kind": "PipelineRun", "metadata": metadata, "spec": runSpec}
 }
