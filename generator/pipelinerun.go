@@ -1,6 +1,7 @@
-// Package generator builds Tekton PipelineRuns with an embedded pipelineSpec.
-// It is pure: no API server calls. The operator's controllers (deterministic
-// names) and prgen (generateName, for kubectl create) share it.
+// Package generator builds Tekton PipelineRuns with an embedded pipelineSpec,
+// validated as Tekton's admission webhook would. It is pure: no API server
+// calls. The operator's controllers build their runs with it; prgen, which
+// does not link Tekton, has its printed runs checked by Validate in tests.
 package generator
 
 import (
@@ -66,12 +67,6 @@ func Build(ctx context.Context, shape *tektonv1.PipelineSpec, r Run) (*tektonv1.
 type Builder struct {
 	shape *tektonv1.PipelineSpec
 
-	// ShareSpec makes every run's pipelineSpec the Builder's own copy of the
-	// shape instead of a fresh one. For output-only uses (prgen), where runs
-	// are serialised and never modified: it saves a deep copy per run and
-	// lets writers see at a glance that runs share one spec.
-	ShareSpec bool
-
 	mu       sync.Mutex
 	verdicts map[string]error
 }
@@ -100,7 +95,7 @@ func (b *Builder) Build(ctx context.Context, r Run) (*tektonv1.PipelineRun, erro
 			Annotations:  r.Annotations,
 		},
 		Spec: tektonv1.PipelineRunSpec{
-			PipelineSpec: b.spec(),
+			PipelineSpec: b.shape.DeepCopy(),
 			Params:       orderedParams(b.shape.Params, r.Params),
 			Workspaces:   r.Workspaces,
 			TaskRunSpecs: r.TaskRunSpecs,
@@ -116,13 +111,6 @@ func (b *Builder) Build(ctx context.Context, r Run) (*tektonv1.PipelineRun, erro
 		return nil, err
 	}
 	return pr, nil
-}
-
-func (b *Builder) spec() *tektonv1.PipelineSpec {
-	if b.ShareSpec {
-		return b.shape
-	}
-	return b.shape.DeepCopy()
 }
 
 func (b *Builder) validate(ctx context.Context, pr *tektonv1.PipelineRun) error {

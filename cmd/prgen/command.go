@@ -69,7 +69,9 @@ Ctrl-C (SIGINT) or SIGTERM stops prgen promptly, also while it waits for a
 registry during --resolve-digests; it then prints nothing to stdout and exits 1.
 
 Output is deterministic: applications in file order, each with its versions in
-file order. Every run passes Tekton's own validation before it is printed.
+file order. Every run is checked before anything is printed; what prgen prints
+passes Tekton's own PipelineRun validation. A matrix value that becomes a param
+must not contain "$(": Tekton would expand it as a variable.
 
 The matrix:
 
