@@ -18,6 +18,7 @@ SCALE_FLAGS ?=
 FUZZ_TARGETS := \
   ./cmd/prgen/release:FuzzParse \
   ./cmd/prgen/release:FuzzSelect \
+  ./cmd/prgen/release:FuzzRunsPassTektonValidation \
   ./internal/cronspec:FuzzValidate \
   ./cmd/kfp-task:FuzzWrite \
   ./cmd/kfp-task:FuzzReport \
