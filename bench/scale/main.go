@@ -222,6 +222,9 @@ func (b *bench) throughput(ctx context.Context, shape *tektonv1.PipelineRun, ski
 			return err
 		}
 		direct.tektonCPU = tekton.cpuSeconds() - tektonBefore
+		if err := b.clearDirect(ctx); err != nil {
+			return err
+		}
 	}
 
 	leader, err := b.leader(ctx)

@@ -81,7 +81,7 @@ type Pair struct {
 // Labels are the labels of the pair's run, sorted by key (as they are
 // printed).
 func (p Pair) Labels() Labels {
-	// Keys in sorted order; TestPairLabelsAreSorted checks it.
+	// Keys in sorted order; TestPairLabelsAreSortedAndUnique checks it.
 	return Labels{
 		{LabelApp, p.App.Name},
 		{"app.kubernetes.io/component", "release"},
