@@ -241,46 +241,35 @@ const runsPerChunk = 128
 // apply otherwise).
 func (m *Matrix) params(s *shape, p Pair, tools Tools) []Param {
 	params := make([]Param, 0, len(s.params))
-	for _, sp := range s.params {
-		var value string
-		switch sp.name {
-		case ParamApp:
-			value = p.App.Name
-		case ParamVersion:
-			value = p.Version.Name
-		case ParamGitURL:
-			value = p.App.Repo
-		case ParamGitRevision:
-			value = p.Version.Revision
-		case ParamContext:
-			value = p.App.Context
-		case ParamDockerfile:
-			value = p.App.Dockerfile
-		case ParamImage:
-			value = p.App.Image + ":" + p.Version.Name
-		case ParamManifestsURL:
-			value = m.ManifestsRepo
-		case ParamManifestsBranch:
-			value = p.Version.ManifestsBranch
-		case ParamManifestsPath:
-			value = p.App.Manifests
-		case ParamBuilderImage:
-			value = tools.Builder
-		case ParamGitImage:
-			value = tools.Git
-		}
-		if value != "" {
-			params = append(params, Param{sp.name, value})
+	for i, sp := range s.params {
+		if value := s.values[i]; value != nil {
+			if v := value(m, p, tools); v != "" {
+				params = append(params, Param{sp.name, v})
+			}
 		}
 	}
 	return params
 }
 
-// releaseParams are the params prgen gives values to; the shape must declare
-// each (loadReleaseShape checks), or a value would silently go nowhere.
-var releaseParams = []string{
-	ParamApp, ParamVersion, ParamGitURL, ParamGitRevision, ParamContext, ParamDockerfile, ParamImage,
-	ParamManifestsURL, ParamManifestsBranch, ParamManifestsPath, ParamBuilderImage, ParamGitImage,
+// paramValue is a param's value for a pair, "" for none.
+type paramValue func(m *Matrix, p Pair, tools Tools) string
+
+// releaseParams are the params prgen gives values to, by name; the shape
+// must declare each (loadReleaseShape checks), or a value would silently go
+// nowhere.
+var releaseParams = map[string]paramValue{
+	ParamApp:             func(_ *Matrix, p Pair, _ Tools) string { return p.App.Name },
+	ParamVersion:         func(_ *Matrix, p Pair, _ Tools) string { return p.Version.Name },
+	ParamGitURL:          func(_ *Matrix, p Pair, _ Tools) string { return p.App.Repo },
+	ParamGitRevision:     func(_ *Matrix, p Pair, _ Tools) string { return p.Version.Revision },
+	ParamContext:         func(_ *Matrix, p Pair, _ Tools) string { return p.App.Context },
+	ParamDockerfile:      func(_ *Matrix, p Pair, _ Tools) string { return p.App.Dockerfile },
+	ParamImage:           func(_ *Matrix, p Pair, _ Tools) string { return p.App.Image + ":" + p.Version.Name },
+	ParamManifestsURL:    func(m *Matrix, _ Pair, _ Tools) string { return m.ManifestsRepo },
+	ParamManifestsBranch: func(_ *Matrix, p Pair, _ Tools) string { return p.Version.ManifestsBranch },
+	ParamManifestsPath:   func(_ *Matrix, p Pair, _ Tools) string { return p.App.Manifests },
+	ParamBuilderImage:    func(_ *Matrix, _ Pair, t Tools) string { return t.Builder },
+	ParamGitImage:        func(_ *Matrix, _ Pair, t Tools) string { return t.Git },
 }
 
 // effectiveTools fills unset tool images from the shape's defaults, so every

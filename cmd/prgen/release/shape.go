@@ -23,6 +23,9 @@ type shape struct {
 	tree map[string]any
 	// params are the shape's params in declaration order.
 	params []shapeParam
+	// values[i] gives params[i] its value for a pair; nil leaves it to its
+	// default (releaseParams, bound once by loadReleaseShape).
+	values []paramValue
 }
 
 type shapeParam struct {
@@ -45,10 +48,8 @@ func loadReleaseShape() (*shape, error) {
 		if err == nil {
 			releaseShape, err = parseShape(data)
 		}
-		for _, name := range releaseParams {
-			if err == nil && !releaseShape.declares(name) {
-				err = fmt.Errorf("does not declare param %q, which prgen gives a value (declared: %s)", name, releaseShape.paramNames())
-			}
+		if err == nil {
+			err = releaseShape.bind(releaseParams)
 		}
 		if err != nil {
 			releaseErr = fmt.Errorf("pipeline shape %s: %w", shapes.Release, err)
@@ -87,8 +88,27 @@ func parseShape(data []byte) (*shape, error) {
 	return s, nil
 }
 
-func (s *shape) declares(name string) bool {
-	return slices.ContainsFunc(s.params, func(p shapeParam) bool { return p.name == name })
+// bind lines values up with the shape's params, refusing a value for a
+// param the shape does not declare.
+func (s *shape) bind(values map[string]paramValue) error {
+	s.values = make([]paramValue, len(s.params))
+	bound := 0
+	for i, p := range s.params {
+		if s.values[i] = values[p.name]; s.values[i] != nil {
+			bound++
+		}
+	}
+	if bound == len(values) {
+		return nil
+	}
+	var undeclared []string
+	for name := range values {
+		if !slices.ContainsFunc(s.params, func(p shapeParam) bool { return p.name == name }) {
+			undeclared = append(undeclared, name)
+		}
+	}
+	slices.Sort(undeclared)
+	return fmt.Errorf("does not declare params %s, which prgen gives values (declared: %s)", strings.Join(undeclared, ", "), s.paramNames())
 }
 
 func (s *shape) paramNames() string {

@@ -156,3 +156,14 @@ func asJSONValue(t *testing.T, pr *tektonv1.PipelineRun) string {
 	}
 	return string(data)
 }
+
+func TestBindRefusesAValueForAnUndeclaredParam(t *testing.T) {
+	s, err := parseShape([]byte("params:\n  - name: app\n    type: string\n"))
+	require.NoError(t, err)
+	err = s.bind(releaseParams)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "does not declare params builder-image, context, dockerfile, git-image, git-revision, git-url,")
+	assert.Contains(t, err.Error(), "(declared: app)")
+	require.NoError(t, s.bind(map[string]paramValue{ParamApp: releaseParams[ParamApp]}))
+	assert.NotNil(t, s.values[0])
+}
