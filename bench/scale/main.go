@@ -217,11 +217,13 @@ func (b *bench) throughput(ctx context.Context, shape *tektonv1.PipelineRun, ski
 	var direct phase
 	if !skipDirect {
 		fmt.Printf("direct: creating %d PipelineRuns\n", b.n)
-		tektonBefore := tekton.cpuSeconds()
+		tektonBefore, machineBefore, serverBefore := tekton.cpuSeconds(), measure.TakeMachine(), b.serverCounts(ctx)
 		if direct, err = b.createDirectly(ctx, shape); err != nil {
 			return err
 		}
 		direct.tektonCPU = tekton.cpuSeconds() - tektonBefore
+		direct.machine = measure.TakeMachine().Since(machineBefore)
+		direct.server = measure.Grown(serverBefore, b.serverCounts(ctx))
 		if err := b.clearDirect(ctx); err != nil {
 			return err
 		}
@@ -240,13 +242,15 @@ func (b *bench) throughput(ctx context.Context, shape *tektonv1.PipelineRun, ski
 	if err != nil {
 		return err
 	}
-	cpuBefore, tektonBefore := leader.cpuSeconds(), tekton.cpuSeconds()
+	cpuBefore, tektonBefore, machineBefore, serverBefore := leader.cpuSeconds(), tekton.cpuSeconds(), measure.TakeMachine(), b.serverCounts(ctx)
 	fmt.Printf("operator: applying %d Experiments\n", b.n)
 	operator, err := b.applyExperiments(ctx)
 	if err != nil {
 		return err
 	}
 	operator.tektonCPU = tekton.cpuSeconds() - tektonBefore
+	operator.machine = measure.TakeMachine().Since(machineBefore)
+	operator.server = measure.Grown(serverBefore, b.serverCounts(ctx))
 	time.Sleep(2 * time.Second) // the last status writes' requests land in the counters
 	requestsAfter, err := metrics.requests()
 	if err != nil {
@@ -295,12 +299,39 @@ func printRequests(before, after map[string]float64, n int) {
 type phase struct {
 	created, done time.Duration // from the first create
 	tektonCPU     float64
+	machine       measure.MachineSpan  // the whole machine's CPU, by process
+	server        []measure.CountDelta // kube-apiserver's counters' growth
 }
 
 func (p phase) print(name, what string, n int) {
 	fmt.Printf("%-17s %v (%s; creates took %v; %.0f per minute; Tekton controller CPU %.1f s)\n",
 		name+":", p.done.Round(100*time.Millisecond), what, p.created.Round(100*time.Millisecond),
 		float64(n)/p.done.Minutes(), p.tektonCPU)
+	fmt.Printf("%-17s %s\n", "  machine CPU:", p.machine)
+	fmt.Printf("  kube-apiserver per resource:")
+	for i, c := range p.server {
+		if i == 16 || c.Delta < float64(n)/20 {
+			break
+		}
+		fmt.Printf(" %s %.2f;", c.Key, c.Delta/float64(n))
+	}
+	fmt.Println()
+}
+
+// serverCounts reads kube-apiserver's request, watch-event and webhook
+// counters (nil if it cannot: the phase prints without them).
+func (b *bench) serverCounts(ctx context.Context) map[string]float64 {
+	body, err := b.clientset.Discovery().RESTClient().Get().AbsPath("/metrics").Stream(ctx)
+	if err != nil {
+		fmt.Printf("kube-apiserver's metrics unread: %v\n", err)
+		return nil
+	}
+	defer body.Close()
+	counts, err := measure.APIServerCounts(body)
+	if err != nil {
+		fmt.Printf("kube-apiserver's metrics unread: %v\n", err)
+	}
+	return counts
 }
 
 // provider installs a Provider with the provider chart into the bench's namespace.
