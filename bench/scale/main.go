@@ -308,14 +308,16 @@ func (p phase) print(name, what string, n int) {
 		name+":", p.done.Round(100*time.Millisecond), what, p.created.Round(100*time.Millisecond),
 		float64(n)/p.done.Minutes(), p.tektonCPU)
 	fmt.Printf("%-17s %s\n", "  machine CPU:", p.machine)
-	fmt.Printf("  kube-apiserver per resource:")
-	for i, c := range p.server {
-		if i == 16 || c.Delta < float64(n)/20 {
+	var top []string
+	for _, c := range p.server {
+		if len(top) == 16 || c.Delta < float64(n)/20 {
 			break
 		}
-		fmt.Printf(" %s %.2f;", c.Key, c.Delta/float64(n))
+		top = append(top, fmt.Sprintf("%s %.2f", c.Key, c.Delta/float64(n)))
 	}
-	fmt.Println()
+	if len(top) > 0 {
+		fmt.Printf("  kube-apiserver per resource: %s\n", strings.Join(top, "; "))
+	}
 }
 
 // serverCounts reads kube-apiserver's request, watch-event and webhook

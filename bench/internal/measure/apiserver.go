@@ -71,8 +71,12 @@ type CountDelta struct {
 }
 
 // Grown is how much each counter grew from before to after, the largest
-// first, without those that did not.
+// first, without those that did not; nothing if either is missing (nil: a
+// read that failed), rather than every counter's total since the start.
 func Grown(before, after map[string]float64) []CountDelta {
+	if before == nil || after == nil {
+		return nil
+	}
 	var out []CountDelta
 	for k, v := range after {
 		if d := v - before[k]; d > 0 {

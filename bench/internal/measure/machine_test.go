@@ -90,4 +90,6 @@ apiserver_request_duration_seconds_count{verb="GET"} 99
 func TestGrownKeepsOnlyWhatGrewLargestFirst(t *testing.T) {
 	assert.Equal(t, []CountDelta{{"b", 5}, {"a", 2}, {"c", 2}},
 		Grown(map[string]float64{"a": 1, "b": 1, "d": 4}, map[string]float64{"a": 3, "b": 6, "c": 2, "d": 4}))
+	assert.Empty(t, Grown(nil, map[string]float64{"a": 3}), "a failed first read is not growth from zero")
+	assert.Empty(t, Grown(map[string]float64{"a": 3}, nil))
 }
