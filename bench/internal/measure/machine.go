@@ -157,5 +157,10 @@ func processName(comm, environ string) string {
 	if inPod && host != "" {
 		return podSuffix.ReplaceAllString(host, "")
 	}
+	// The kernel renames a worker thread after the work it is doing
+	// ("kworker/u8:3-events_unbound"): count them all as one.
+	if strings.HasPrefix(comm, "kworker/") {
+		return "kworker"
+	}
 	return comm
 }

@@ -36,8 +36,9 @@ func TestProcessNameIsThePodWithoutItsGeneratedSuffixes(t *testing.T) {
 	for _, c := range []struct{ comm, environ, want string }{
 		{"controller", env("HOSTNAME=tekton-pipelines-controller-7d9f8c6b5d-x2k4p", "KUBERNETES_SERVICE_HOST=10.96.0.1"), "tekton-pipelines-controller"},
 		{"manager", env("KUBERNETES_SERVICE_HOST=10.96.0.1", "HOSTNAME=kfp-tekton-operator-5c4f9d7b8-abcde"), "kfp-tekton-operator"},
-		{"etcd", env("HOSTNAME=node"), "etcd"},                              // the node's own process
-		{"pause", "", "pause"},                                              // no environment to read
+		{"etcd", env("HOSTNAME=node"), "etcd"}, // the node's own process
+		{"pause", "", "pause"},
+		{"kworker/u8:3-events_unbound", "", "kworker"},                      // a kernel worker, renamed per work item                                              // no environment to read
 		{"sh", env("KUBERNETES_SERVICE_HOST=x", "HOSTNAME=job-x"), "job-x"}, // no generated suffix to remove
 	} {
 		assert.Equal(t, c.want, processName(c.comm, c.environ), c.environ)
