@@ -120,9 +120,8 @@ type process struct {
 
 func (p *process) cpuSeconds() float64 { return measure.CPUSeconds(p.pid) }
 
-// findProcess finds a container's process whose HOSTNAME (its pod's name)
-// starts with podPrefix; KUBERNETES_SERVICE_HOST tells containers' processes
-// from the node's own (and pause processes, which the kubelet gives no env).
+// findProcess finds a container's process whose pod's name starts with
+// podPrefix.
 func findProcess(ns, podPrefix string) (*process, error) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -137,15 +136,7 @@ func findProcess(ns, podPrefix string) (*process, error) {
 		if err != nil {
 			continue
 		}
-		var host string
-		inPod := false
-		for _, kv := range strings.Split(string(environ), "\x00") {
-			if v, ok := strings.CutPrefix(kv, "HOSTNAME="); ok {
-				host = v
-			}
-			inPod = inPod || strings.HasPrefix(kv, "KUBERNETES_SERVICE_HOST=")
-		}
-		if inPod && strings.HasPrefix(host, podPrefix) {
+		if pod, ok := measure.PodOf(string(environ)); ok && strings.HasPrefix(pod, podPrefix) {
 			return &process{pid: pid}, nil
 		}
 	}

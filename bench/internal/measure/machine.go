@@ -141,11 +141,26 @@ func parsePIDStat(stat string) (comm string, seconds float64) {
 // podSuffix is what a Deployment's ReplicaSet and a pod's generated name add.
 var podSuffix = regexp.MustCompile(`(-[a-z0-9]{6,10})?-[a-z0-9]{5}$`)
 
-// processName names a container's process by its pod (HOSTNAME, without
-// the generated suffixes, so every replica and restart counts together)
-// and any other process by its command. KUBERNETES_SERVICE_HOST tells a
-// container's process from the node's own.
+// processName names a container's process by its pod (without the
+// generated suffixes, so every replica and restart counts together) and
+// any other process by its command.
 func processName(comm, environ string) string {
+	if pod, ok := PodOf(environ); ok {
+		return podSuffix.ReplaceAllString(pod, "")
+	}
+	// The kernel renames a worker thread after the work it is doing
+	// ("kworker/u8:3-events_unbound"): count them all as one.
+	if strings.HasPrefix(comm, "kworker/") {
+		return "kworker"
+	}
+	return comm
+}
+
+// PodOf is the pod a process runs in, from its environment
+// (/proc/PID/environ): its HOSTNAME, when KUBERNETES_SERVICE_HOST tells a
+// container's process from the node's own (and pause processes, which the
+// kubelet gives no environment).
+func PodOf(environ string) (string, bool) {
 	var host string
 	inPod := false
 	for _, kv := range strings.Split(environ, "\x00") {
@@ -154,13 +169,5 @@ func processName(comm, environ string) string {
 		}
 		inPod = inPod || strings.HasPrefix(kv, "KUBERNETES_SERVICE_HOST=")
 	}
-	if inPod && host != "" {
-		return podSuffix.ReplaceAllString(host, "")
-	}
-	// The kernel renames a worker thread after the work it is doing
-	// ("kworker/u8:3-events_unbound"): count them all as one.
-	if strings.HasPrefix(comm, "kworker/") {
-		return "kworker"
-	}
-	return comm
+	return host, inPod && host != ""
 }

@@ -20,16 +20,8 @@ func CPUSeconds(pid int) float64 {
 	if err != nil {
 		return 0
 	}
-	// After the command name (which may hold spaces and parentheses):
-	// utime and stime are the 12th and 13th fields.
-	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
-	if len(fields) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseFloat(fields[11], 64)
-	stime, _ := strconv.ParseFloat(fields[12], 64)
-	const ticks = 100 // USER_HZ on Linux
-	return (utime + stime) / ticks
+	_, seconds := parsePIDStat(string(data))
+	return seconds
 }
 
 // StatusKiB is a figure of /proc/PID/status in KiB, such as VmHWM (peak
