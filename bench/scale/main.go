@@ -75,6 +75,8 @@ const (
 	operatorNamespace = "kfp-tekton-operator"
 	leaseName         = "kfp-tekton-operator.pipelines.kubeflow.org"
 	tektonNamespace   = "tekton-pipelines"
+	// tektonController is the name Tekton's controller's CPU is reported under.
+	tektonController = "tekton-pipelines-controller"
 	// fakeNodeLabel marks the fake node (kwok manages nodes with it) and is
 	// the taint only the bench's pods tolerate.
 	fakeNodeLabel = "kfp-tekton.bench/kwok"
@@ -209,19 +211,14 @@ func newBench(root string, n int, limit time.Duration) (*bench, error) {
 // throughput runs the direct phase (unless skipDirect) and the operator
 // phase, and prints their figures.
 func (b *bench) throughput(ctx context.Context, shape *tektonv1.PipelineRun, skipDirect bool, tuning tektonTuning) error {
-	tekton, err := findProcess(tektonNamespace, "tekton-pipelines-controller-")
-	if err != nil {
-		return err
-	}
-
 	var direct phase
 	if !skipDirect {
 		fmt.Printf("direct: creating %d PipelineRuns\n", b.n)
-		tektonBefore, machineBefore, serverBefore := tekton.cpuSeconds(), measure.TakeMachine(), b.serverCounts(ctx)
+		machineBefore, serverBefore := measure.TakeMachine(), b.serverCounts(ctx)
+		var err error
 		if direct, err = b.createDirectly(ctx, shape); err != nil {
 			return err
 		}
-		direct.tektonCPU = tekton.cpuSeconds() - tektonBefore
 		direct.machine = measure.TakeMachine().Since(machineBefore)
 		direct.server = measure.Grown(serverBefore, b.serverCounts(ctx))
 		if err := b.clearDirect(ctx); err != nil {
@@ -242,13 +239,12 @@ func (b *bench) throughput(ctx context.Context, shape *tektonv1.PipelineRun, ski
 	if err != nil {
 		return err
 	}
-	cpuBefore, tektonBefore, machineBefore, serverBefore := leader.cpuSeconds(), tekton.cpuSeconds(), measure.TakeMachine(), b.serverCounts(ctx)
+	cpuBefore, machineBefore, serverBefore := leader.cpuSeconds(), measure.TakeMachine(), b.serverCounts(ctx)
 	fmt.Printf("operator: applying %d Experiments\n", b.n)
 	operator, err := b.applyExperiments(ctx)
 	if err != nil {
 		return err
 	}
-	operator.tektonCPU = tekton.cpuSeconds() - tektonBefore
 	operator.machine = measure.TakeMachine().Since(machineBefore)
 	operator.server = measure.Grown(serverBefore, b.serverCounts(ctx))
 	time.Sleep(2 * time.Second) // the last status writes' requests land in the counters
@@ -297,8 +293,7 @@ func printRequests(before, after map[string]float64, n int) {
 
 // phase is one measured half of the run.
 type phase struct {
-	created, done time.Duration // from the first create
-	tektonCPU     float64
+	created, done time.Duration        // from the first create
 	machine       measure.MachineSpan  // the whole machine's CPU, by process
 	server        []measure.CountDelta // kube-apiserver's counters' growth
 }
@@ -306,7 +301,7 @@ type phase struct {
 func (p phase) print(name, what string, n int) {
 	fmt.Printf("%-17s %v (%s; creates took %v; %.0f per minute; Tekton controller CPU %.1f s)\n",
 		name+":", p.done.Round(100*time.Millisecond), what, p.created.Round(100*time.Millisecond),
-		float64(n)/p.done.Minutes(), p.tektonCPU)
+		float64(n)/p.done.Minutes(), p.machine.Of(tektonController))
 	fmt.Printf("%-17s %s\n", "  machine CPU:", p.machine)
 	var top []string
 	for _, c := range p.server {

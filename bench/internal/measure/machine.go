@@ -17,6 +17,9 @@ type Machine struct {
 	busy, total float64
 }
 
+// userHZ is the clock ticks per second /proc counts CPU time in (USER_HZ on Linux).
+const userHZ = 100
+
 type namedCPU struct {
 	name    string
 	seconds float64
@@ -84,6 +87,16 @@ func (m Machine) Since(before Machine) MachineSpan {
 	return s
 }
 
+// Of is the CPU seconds spent under name in the span (0 if none).
+func (s MachineSpan) Of(name string) float64 {
+	for _, sh := range s.Shares {
+		if sh.Name == name {
+			return sh.Seconds
+		}
+	}
+	return 0
+}
+
 // String is the span's busy share and its top consumers, one line.
 func (s MachineSpan) String() string {
 	var b strings.Builder
@@ -115,8 +128,7 @@ func parseProcStat(data string) (busy, total float64) {
 				busy += v
 			}
 		}
-		const ticks = 100 // USER_HZ on Linux
-		return busy / ticks, total / ticks
+		return busy / userHZ, total / userHZ
 	}
 	return 0, 0
 }
@@ -134,8 +146,7 @@ func parsePIDStat(stat string) (comm string, seconds float64) {
 	}
 	utime, _ := strconv.ParseFloat(fields[11], 64)
 	stime, _ := strconv.ParseFloat(fields[12], 64)
-	const ticks = 100
-	return comm, (utime + stime) / ticks
+	return comm, (utime + stime) / userHZ
 }
 
 // podSuffix is what a Deployment's ReplicaSet and a pod's generated name add.

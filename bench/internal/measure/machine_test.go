@@ -36,9 +36,9 @@ func TestProcessNameIsThePodWithoutItsGeneratedSuffixes(t *testing.T) {
 	for _, c := range []struct{ comm, environ, want string }{
 		{"controller", env("HOSTNAME=tekton-pipelines-controller-7d9f8c6b5d-x2k4p", "KUBERNETES_SERVICE_HOST=10.96.0.1"), "tekton-pipelines-controller"},
 		{"manager", env("KUBERNETES_SERVICE_HOST=10.96.0.1", "HOSTNAME=kfp-tekton-operator-5c4f9d7b8-abcde"), "kfp-tekton-operator"},
-		{"etcd", env("HOSTNAME=node"), "etcd"}, // the node's own process
-		{"pause", "", "pause"},
-		{"kworker/u8:3-events_unbound", "", "kworker"},                      // a kernel worker, renamed per work item                                              // no environment to read
+		{"etcd", env("HOSTNAME=node"), "etcd"},                              // the node's own process
+		{"pause", "", "pause"},                                              // no environment to read
+		{"kworker/u8:3-events_unbound", "", "kworker"},                      // a kernel worker, renamed per work item
 		{"sh", env("KUBERNETES_SERVICE_HOST=x", "HOSTNAME=job-x"), "job-x"}, // no generated suffix to remove
 	} {
 		assert.Equal(t, c.want, processName(c.comm, c.environ), c.environ)
@@ -57,6 +57,8 @@ func TestSinceCountsANewProcessWholeAndAReusedPIDAsNew(t *testing.T) {
 	assert.Equal(t, 20.0, s.Total)
 	assert.Equal(t, []CPUShare{{"etcd", 3}, {"kwok", 3}, {"new", 1.5}}, s.Shares)
 	assert.Equal(t, "busy 15 of 20 CPU s (75 %); etcd 3.0 s; kwok 3.0 s; new 1.5 s", s.String())
+	assert.Equal(t, 3.0, s.Of("kwok"))
+	assert.Zero(t, s.Of("gone"))
 }
 
 func TestTakeMachineSeesThisProcess(t *testing.T) {
