@@ -12,10 +12,14 @@
 //     burst keeps Tekton's own queue long enough to time runs out, and this
 //     phase measures finishing) → time until Tekton has finished all;
 //  3. operator: N Experiments applied → time until all are Ready;
-//  4. the ratio operator/direct is the operator's overhead over Tekton (1.0:
-//     the operator adds nothing), with the leader's peak RSS (VmHWM), its
-//     CPU seconds and API requests per Experiment, and Tekton's controller
-//     CPU in each phase.
+//  4. direct, again (unless -direct-once): step 2 once more, in a namespace
+//     of its own (again.go), so Tekton alone is timed before and after the
+//     operator on the same cluster;
+//  5. the ratio of the operator phase to the direct phases' mean is the
+//     operator's overhead over Tekton (1.0: the operator adds nothing), with
+//     the leader's peak RSS (VmHWM), its CPU seconds and API requests per
+//     Experiment, and for each phase the machine's CPU by process and
+//     kube-apiserver's requests per resource.
 //
 // With -fairness it measures latency instead of throughput (fairness.go):
 // the Provider also admits a second namespace, B; one Experiment of B alone
@@ -89,6 +93,7 @@ const (
 func main() {
 	n := flag.Int("n", 1000, "PipelineRuns created directly, then Experiments applied (with -fairness: the burst's Experiments)")
 	skipDirect := flag.Bool("skip-direct", false, "skip Tekton's direct baseline")
+	once := flag.Bool("direct-once", false, "run the direct baseline before the operator phase only, not again after it in a namespace of its own")
 	limit := flag.Duration("timeout", 2*time.Hour, "give up on a phase after this long")
 	keep := flag.Bool("keep", false, "leave the namespaces and what is in them (resources, runs, pods) behind")
 	var tuning tektonTuning
@@ -111,7 +116,7 @@ Flags:
 	ctrllog.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *n, *skipDirect, *fairness, *limit, *keep, tuning); err != nil {
+	if err := run(ctx, *n, *skipDirect, *once, *fairness, *limit, *keep, tuning); err != nil {
 		fmt.Fprintln(os.Stderr, "scale-bench:", err)
 		os.Exit(1)
 	}
@@ -126,13 +131,16 @@ type bench struct {
 	// quietNS is the second namespace of -fairness, admitted by the
 	// Provider in ns; "" without.
 	quietNS string
+	// againNS is the namespace of the direct phase run again after the
+	// operator's; "" without.
+	againNS string
 	n       int
 	limit   time.Duration
 	// lastProgress is when a progress line was last printed.
 	lastProgress time.Time
 }
 
-func run(ctx context.Context, n int, skipDirect, fairness bool, limit time.Duration, keep bool, tuning tektonTuning) error {
+func run(ctx context.Context, n int, skipDirect, once, fairness bool, limit time.Duration, keep bool, tuning tektonTuning) error {
 	root := testenv.RepoRoot()
 	b, err := newBench(root, n, limit)
 	if err != nil {
@@ -158,6 +166,10 @@ func run(ctx context.Context, n int, skipDirect, fairness bool, limit time.Durat
 		if err := b.createQuietNamespace(ctx); err != nil {
 			return err
 		}
+	} else if !skipDirect && !once {
+		if err := b.createAgainNamespace(ctx); err != nil {
+			return err
+		}
 	}
 	stopSteering, err := b.steerTaskRunPods(ctx)
 	if err != nil {
@@ -172,8 +184,11 @@ func run(ctx context.Context, n int, skipDirect, fairness bool, limit time.Durat
 	if err := b.provider(ctx, root, images["FIXTURE_PROVIDER_IMAGE"]); err != nil {
 		return err
 	}
-	if b.cache, err = cache.New(b.cfg, cache.Options{Scheme: scheme.New(),
-		DefaultNamespaces: map[string]cache.Config{b.ns: {}}}); err != nil {
+	watched := map[string]cache.Config{b.ns: {}}
+	if b.againNS != "" {
+		watched[b.againNS] = cache.Config{}
+	}
+	if b.cache, err = cache.New(b.cfg, cache.Options{Scheme: scheme.New(), DefaultNamespaces: watched}); err != nil {
 		return err
 	}
 	go func() { _ = b.cache.Start(ctx) }()
@@ -186,6 +201,11 @@ func run(ctx context.Context, n int, skipDirect, fairness bool, limit time.Durat
 	}
 	if fairness {
 		return b.fairness(ctx)
+	}
+	if b.againNS != "" {
+		if err := b.copyForDirectAgain(ctx, shape); err != nil {
+			return err
+		}
 	}
 	return b.throughput(ctx, shape, skipDirect, tuning)
 }
@@ -208,19 +228,19 @@ func newBench(root string, n int, limit time.Duration) (*bench, error) {
 	return b, nil
 }
 
-// throughput runs the direct phase (unless skipDirect) and the operator
-// phase, and prints their figures.
+// throughput runs the direct phase (unless skipDirect), the operator
+// phase and, with againNS, the direct phase again, and prints their figures.
+// The direct phase's cost grows from run to run on one cluster, and the
+// operator's phase always ran second: direct, operator, direct brackets the
+// operator phase with Tekton alone before and after it in one invocation.
 func (b *bench) throughput(ctx context.Context, shape *tektonv1.PipelineRun, skipDirect bool, tuning tektonTuning) error {
-	var direct phase
+	var direct, again phase
 	if !skipDirect {
 		fmt.Printf("direct: creating %d PipelineRuns\n", b.n)
-		machineBefore, serverBefore := measure.TakeMachine(), b.serverCounts(ctx)
 		var err error
-		if direct, err = b.createDirectly(ctx, shape); err != nil {
+		if direct, err = b.measureDirect(ctx, shape, b.ns); err != nil {
 			return err
 		}
-		direct.machine = measure.TakeMachine().Since(machineBefore)
-		direct.server = measure.Grown(serverBefore, b.serverCounts(ctx))
 		if err := b.clearDirect(ctx); err != nil {
 			return err
 		}
@@ -253,6 +273,14 @@ func (b *bench) throughput(ctx context.Context, shape *tektonv1.PipelineRun, ski
 		return err
 	}
 	cpu := leader.cpuSeconds() - cpuBefore
+	peakRSS, rss := measure.StatusKiB(leader.pid, "VmHWM")/1024, measure.StatusKiB(leader.pid, "VmRSS")/1024
+
+	if b.againNS != "" {
+		fmt.Printf("direct, again: creating %d PipelineRuns in %s\n", b.n, b.againNS)
+		if again, err = b.measureDirect(ctx, shape, b.againNS); err != nil {
+			return err
+		}
+	}
 
 	n := b.n
 	fmt.Printf("\nresources:        %d (fake node: kwok; Tekton v1.15.1 and the operator on the real node; %s; Tekton: %s)\n", n, b.boundSettings(ctx), tuning)
@@ -260,14 +288,35 @@ func (b *bench) throughput(ctx context.Context, shape *tektonv1.PipelineRun, ski
 		direct.print("direct", "PipelineRuns created until Tekton finished them all", n)
 	}
 	operator.print("operator", "Experiments applied until all Ready", n)
-	if !skipDirect {
+	if b.againNS != "" {
+		again.print("direct, again", "the same, after the operator phase, in a namespace of its own", n)
+	}
+	switch {
+	case b.againNS != "":
+		mean := (direct.done + again.done) / 2
+		fmt.Printf("overhead:         %.2f (operator / the two direct phases' mean; 1.00 = the operator adds nothing to Tekton's own time; %.2f against the first, %.2f against the second)\n",
+			operator.done.Seconds()/mean.Seconds(), operator.done.Seconds()/direct.done.Seconds(), operator.done.Seconds()/again.done.Seconds())
+	case !skipDirect:
 		fmt.Printf("overhead:         %.2f (operator / direct; 1.00 = the operator adds nothing to Tekton's own time)\n",
 			operator.done.Seconds()/direct.done.Seconds())
 	}
-	fmt.Printf("operator leader:  peak RSS %d MiB, RSS now %d MiB, CPU %.1f s (%.2f ms per Experiment)\n",
-		measure.StatusKiB(leader.pid, "VmHWM")/1024, measure.StatusKiB(leader.pid, "VmRSS")/1024, cpu, 1000*cpu/float64(n))
+	fmt.Printf("operator leader:  peak RSS %d MiB, RSS at the operator phase's end %d MiB, CPU %.1f s (%.2f ms per Experiment)\n",
+		peakRSS, rss, cpu, 1000*cpu/float64(n))
 	printRequests(requestsBefore, requestsAfter, n)
 	return nil
+}
+
+// measureDirect runs the direct phase in namespace ns, with the machine's
+// and kube-apiserver's figures.
+func (b *bench) measureDirect(ctx context.Context, shape *tektonv1.PipelineRun, ns string) (phase, error) {
+	machineBefore, serverBefore := measure.TakeMachine(), b.serverCounts(ctx)
+	p, err := b.createDirectly(ctx, shape, ns)
+	if err != nil {
+		return p, err
+	}
+	p.machine = measure.TakeMachine().Since(machineBefore)
+	p.server = measure.Grown(serverBefore, b.serverCounts(ctx))
+	return p, nil
 }
 
 // printRequests prints the API requests per Experiment by method, from the
@@ -392,14 +441,14 @@ func (b *bench) operationShape(ctx context.Context) (*tektonv1.PipelineRun, erro
 	return shape, nil
 }
 
-// createDirectly creates N copies of shape with the bench's client and
-// waits until Tekton has finished them all.
-func (b *bench) createDirectly(ctx context.Context, shape *tektonv1.PipelineRun) (phase, error) {
+// createDirectly creates N copies of shape in namespace ns with the bench's
+// client and waits until Tekton has finished them all.
+func (b *bench) createDirectly(ctx context.Context, shape *tektonv1.PipelineRun, ns string) (phase, error) {
 	var p phase
 	start := time.Now()
 	err := measure.Parallel(ctx, b.n, workers, func(i int) error {
 		pr := shape.DeepCopy()
-		pr.Name = fmt.Sprintf("direct-%d", i)
+		pr.Namespace, pr.Name = ns, fmt.Sprintf("direct-%d", i)
 		// Tekton alone gets all the time it needs (0: no timeout). With the
 		// operator's operationTimeout, 10,000 at once had runs failing after
 		// 15 minutes still in Tekton's queue; the operator phase keeps it,
@@ -414,7 +463,7 @@ func (b *bench) createDirectly(ctx context.Context, shape *tektonv1.PipelineRun)
 	p.created = time.Since(start)
 	err = b.waitFor(ctx, b.limit, "Tekton finishing the direct PipelineRuns", func() (bool, error) {
 		runs := &tektonv1.PipelineRunList{}
-		if err := b.cache.List(ctx, runs, client.InNamespace(b.ns), client.MatchingLabels{benchLabel: "true"}, client.UnsafeDisableDeepCopy); err != nil {
+		if err := b.cache.List(ctx, runs, client.InNamespace(ns), client.MatchingLabels{benchLabel: "true"}, client.UnsafeDisableDeepCopy); err != nil {
 			return false, err
 		}
 		done, failed := 0, 0
@@ -474,6 +523,9 @@ func experiment(ns, name string) *pipelinesv1beta1.Experiment {
 func (b *bench) cleanUp() {
 	if b.quietNS != "" {
 		b.cleanUpNamespace(b.quietNS)
+	}
+	if b.againNS != "" {
+		b.cleanUpNamespace(b.againNS)
 	}
 	b.cleanUpNamespace(b.ns)
 }

@@ -46,6 +46,15 @@ const (
 	taskRunPodLabel = "tekton.dev/taskRun"
 )
 
+// steeredNamespaces are the namespaces whose TaskRun pods go to the fake
+// node: the bench's and, with the direct phase run again, its namespace.
+func (b *bench) steeredNamespaces() []string {
+	if b.againNS != "" {
+		return []string{b.ns, b.againNS}
+	}
+	return []string{b.ns}
+}
+
 // steerTaskRunPods serves the webhook and registers it for the bench's
 // namespace (which must exist), checks with a server-side dry run that it
 // steers, and returns what unregisters and stops it.
@@ -80,9 +89,10 @@ func (b *bench) steerTaskRunPods(ctx context.Context) (func(), error) {
 				Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"},
 					Scope: ptr.To(admissionregistrationv1.NamespacedScope)},
 			}},
-			// The bench's namespace and TaskRun pods only; should the bench
+			// The bench's namespaces and TaskRun pods only; should the bench
 			// be gone, they fail to start rather than run on the real node.
-			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: b.ns}},
+			NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: b.steeredNamespaces()}}},
 			ObjectSelector:          &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: taskRunPodLabel, Operator: metav1.LabelSelectorOpExists}}},
 			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
 			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
