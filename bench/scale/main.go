@@ -276,6 +276,9 @@ func (b *bench) throughput(ctx context.Context, shape *tektonv1.PipelineRun, ski
 	peakRSS, rss := measure.StatusKiB(leader.pid, "VmHWM")/1024, measure.StatusKiB(leader.pid, "VmRSS")/1024
 
 	if b.againNS != "" {
+		if err := b.clearOperatorPods(ctx); err != nil {
+			return err
+		}
 		fmt.Printf("direct, again: creating %d PipelineRuns in %s\n", b.n, b.againNS)
 		if again, err = b.measureDirect(ctx, shape, b.againNS); err != nil {
 			return err
