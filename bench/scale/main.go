@@ -14,7 +14,8 @@
 //  3. operator: N Experiments applied → time until all are Ready;
 //  4. direct, again (unless -direct-once): step 2 once more, in a namespace
 //     of its own (again.go), so Tekton alone is timed before and after the
-//     operator on the same cluster;
+//     operator on the same cluster (-skip-operator: twice, without it, to
+//     see the cluster's own drift);
 //  5. the ratio of the operator phase to the direct phases' mean is the
 //     operator's overhead over Tekton (1.0: the operator adds nothing), with
 //     the leader's peak RSS (VmHWM), its CPU seconds and API requests per
@@ -92,8 +93,9 @@ const (
 
 func main() {
 	n := flag.Int("n", 1000, "PipelineRuns created directly, then Experiments applied (with -fairness: the burst's Experiments)")
-	skipDirect := flag.Bool("skip-direct", false, "skip Tekton's direct baseline")
+	skipDirect := flag.Bool("skip-direct", false, "skip Tekton's direct baseline (both direct phases)")
 	once := flag.Bool("direct-once", false, "run the direct baseline before the operator phase only, not again after it in a namespace of its own")
+	skipOperator := flag.Bool("skip-operator", false, "skip the operator phase: Tekton alone twice, to see how the cluster itself drifts")
 	limit := flag.Duration("timeout", 2*time.Hour, "give up on a phase after this long")
 	keep := flag.Bool("keep", false, "leave the namespaces and what is in them (resources, runs, pods) behind")
 	var tuning tektonTuning
@@ -116,7 +118,12 @@ Flags:
 	ctrllog.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *n, *skipDirect, *once, *fairness, *limit, *keep, tuning); err != nil {
+	throughput := phases{direct: !*skipDirect, operator: !*skipOperator, again: !*skipDirect && !*once}
+	if !throughput.operator && !throughput.again {
+		fmt.Fprintln(os.Stderr, "scale-bench: -skip-operator needs both direct phases (no -skip-direct or -direct-once)")
+		os.Exit(2)
+	}
+	if err := run(ctx, *n, throughput, *fairness, *limit, *keep, tuning); err != nil {
 		fmt.Fprintln(os.Stderr, "scale-bench:", err)
 		os.Exit(1)
 	}
@@ -140,7 +147,7 @@ type bench struct {
 	lastProgress time.Time
 }
 
-func run(ctx context.Context, n int, skipDirect, once, fairness bool, limit time.Duration, keep bool, tuning tektonTuning) error {
+func run(ctx context.Context, n int, throughput phases, fairness bool, limit time.Duration, keep bool, tuning tektonTuning) error {
 	root := testenv.RepoRoot()
 	b, err := newBench(root, n, limit)
 	if err != nil {
@@ -166,7 +173,7 @@ func run(ctx context.Context, n int, skipDirect, once, fairness bool, limit time
 		if err := b.createQuietNamespace(ctx); err != nil {
 			return err
 		}
-	} else if !skipDirect && !once {
+	} else if throughput.again {
 		if err := b.createAgainNamespace(ctx); err != nil {
 			return err
 		}
@@ -207,7 +214,7 @@ func run(ctx context.Context, n int, skipDirect, once, fairness bool, limit time
 			return err
 		}
 	}
-	return b.throughput(ctx, shape, skipDirect, tuning)
+	return b.throughput(ctx, shape, throughput, tuning)
 }
 
 // newBench connects to the local cluster (its kubeconfig under root's bin/)
@@ -228,16 +235,32 @@ func newBench(root string, n int, limit time.Duration) (*bench, error) {
 	return b, nil
 }
 
-// throughput runs the direct phase (unless skipDirect), the operator
-// phase and, with againNS, the direct phase again, and prints their figures.
-// The direct phase's cost grows from run to run on one cluster, and the
-// operator's phase always ran second: direct, operator, direct brackets the
-// operator phase with Tekton alone before and after it in one invocation.
-func (b *bench) throughput(ctx context.Context, shape *tektonv1.PipelineRun, skipDirect bool, tuning tektonTuning) error {
+// phases are the throughput bench's phases to run.
+type phases struct {
+	direct   bool // Tekton alone, in the bench's namespace
+	operator bool // through the operator
+	again    bool // Tekton alone again, after the operator phase, in againNS
+}
+
+// operatorFigures are the leader's figures over the operator phase.
+type operatorFigures struct {
+	phase
+	cpu                      float64 // seconds
+	peakRSSMiB, rssMiB       int
+	requestsBefore, requests map[string]float64
+}
+
+// throughput runs the direct phase, the operator phase and the direct
+// phase again (each if asked), and prints their figures. The direct phase's
+// cost grows run after run on one cluster, and the operator's phase always
+// ran second: direct, operator, direct brackets the operator phase with
+// Tekton alone before and after it in one invocation.
+func (b *bench) throughput(ctx context.Context, shape *tektonv1.PipelineRun, want phases, tuning tektonTuning) error {
 	var direct, again phase
-	if !skipDirect {
+	var operator operatorFigures
+	var err error
+	if want.direct {
 		fmt.Printf("direct: creating %d PipelineRuns\n", b.n)
-		var err error
 		if direct, err = b.measureDirect(ctx, shape, b.ns); err != nil {
 			return err
 		}
@@ -245,39 +268,16 @@ func (b *bench) throughput(ctx context.Context, shape *tektonv1.PipelineRun, ski
 			return err
 		}
 	}
-
-	leader, err := b.leader(ctx)
-	if err != nil {
-		return err
-	}
-	metrics, err := b.metricsReader(ctx, leader)
-	if err != nil {
-		return err
-	}
-	defer metrics.cleanUp()
-	requestsBefore, err := metrics.requests()
-	if err != nil {
-		return err
-	}
-	cpuBefore, machineBefore, serverBefore := leader.cpuSeconds(), measure.TakeMachine(), b.serverCounts(ctx)
-	fmt.Printf("operator: applying %d Experiments\n", b.n)
-	operator, err := b.applyExperiments(ctx)
-	if err != nil {
-		return err
-	}
-	operator.machine = measure.TakeMachine().Since(machineBefore)
-	operator.server = measure.Grown(serverBefore, b.serverCounts(ctx))
-	time.Sleep(2 * time.Second) // the last status writes' requests land in the counters
-	requestsAfter, err := metrics.requests()
-	if err != nil {
-		return err
-	}
-	cpu := leader.cpuSeconds() - cpuBefore
-	peakRSS, rss := measure.StatusKiB(leader.pid, "VmHWM")/1024, measure.StatusKiB(leader.pid, "VmRSS")/1024
-
-	if b.againNS != "" {
-		if err := b.clearOperatorPods(ctx); err != nil {
+	if want.operator {
+		if operator, err = b.measureOperator(ctx); err != nil {
 			return err
+		}
+	}
+	if want.again {
+		if want.operator {
+			if err := b.clearOperatorPods(ctx); err != nil {
+				return err
+			}
 		}
 		fmt.Printf("direct, again: creating %d PipelineRuns in %s\n", b.n, b.againNS)
 		if again, err = b.measureDirect(ctx, shape, b.againNS); err != nil {
@@ -287,26 +287,65 @@ func (b *bench) throughput(ctx context.Context, shape *tektonv1.PipelineRun, ski
 
 	n := b.n
 	fmt.Printf("\nresources:        %d (fake node: kwok; Tekton v1.15.1 and the operator on the real node; %s; Tekton: %s)\n", n, b.boundSettings(ctx), tuning)
-	if !skipDirect {
+	if want.direct {
 		direct.print("direct", "PipelineRuns created until Tekton finished them all", n)
 	}
-	operator.print("operator", "Experiments applied until all Ready", n)
-	if b.againNS != "" {
-		again.print("direct, again", "the same, after the operator phase, in a namespace of its own", n)
+	if want.operator {
+		operator.print("operator", "Experiments applied until all Ready", n)
+	}
+	if want.again {
+		again.print("direct, again", "the same, after the phases above, in a namespace of its own", n)
+	}
+	if want.direct && want.again {
+		fmt.Printf("drift:            %.2f (the second direct phase / the first: Tekton alone, later on the same cluster)\n", again.done.Seconds()/direct.done.Seconds())
+	}
+	if !want.operator {
+		return nil
 	}
 	switch {
-	case b.againNS != "":
+	case want.direct && want.again:
 		mean := (direct.done + again.done) / 2
 		fmt.Printf("overhead:         %.2f (operator / the two direct phases' mean; 1.00 = the operator adds nothing to Tekton's own time; %.2f against the first, %.2f against the second)\n",
 			operator.done.Seconds()/mean.Seconds(), operator.done.Seconds()/direct.done.Seconds(), operator.done.Seconds()/again.done.Seconds())
-	case !skipDirect:
+	case want.direct:
 		fmt.Printf("overhead:         %.2f (operator / direct; 1.00 = the operator adds nothing to Tekton's own time)\n",
 			operator.done.Seconds()/direct.done.Seconds())
 	}
 	fmt.Printf("operator leader:  peak RSS %d MiB, RSS at the operator phase's end %d MiB, CPU %.1f s (%.2f ms per Experiment)\n",
-		peakRSS, rss, cpu, 1000*cpu/float64(n))
-	printRequests(requestsBefore, requestsAfter, n)
+		operator.peakRSSMiB, operator.rssMiB, operator.cpu, 1000*operator.cpu/float64(n))
+	printRequests(operator.requestsBefore, operator.requests, n)
 	return nil
+}
+
+// measureOperator runs the operator phase, with the leader's figures.
+func (b *bench) measureOperator(ctx context.Context) (operatorFigures, error) {
+	var f operatorFigures
+	leader, err := b.leader(ctx)
+	if err != nil {
+		return f, err
+	}
+	metrics, err := b.metricsReader(ctx, leader)
+	if err != nil {
+		return f, err
+	}
+	defer metrics.cleanUp()
+	if f.requestsBefore, err = metrics.requests(); err != nil {
+		return f, err
+	}
+	cpuBefore, machineBefore, serverBefore := leader.cpuSeconds(), measure.TakeMachine(), b.serverCounts(ctx)
+	fmt.Printf("operator: applying %d Experiments\n", b.n)
+	if f.phase, err = b.applyExperiments(ctx); err != nil {
+		return f, err
+	}
+	f.machine = measure.TakeMachine().Since(machineBefore)
+	f.server = measure.Grown(serverBefore, b.serverCounts(ctx))
+	time.Sleep(2 * time.Second) // the last status writes' requests land in the counters
+	if f.requests, err = metrics.requests(); err != nil {
+		return f, err
+	}
+	f.cpu = leader.cpuSeconds() - cpuBefore
+	f.peakRSSMiB, f.rssMiB = measure.StatusKiB(leader.pid, "VmHWM")/1024, measure.StatusKiB(leader.pid, "VmRSS")/1024
+	return f, nil
 }
 
 // measureDirect runs the direct phase in namespace ns, with the machine's
