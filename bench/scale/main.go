@@ -118,9 +118,9 @@ Flags:
 	ctrllog.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	throughput := phases{direct: !*skipDirect, operator: !*skipOperator, again: !*skipDirect && !*once}
-	if !throughput.operator && !throughput.again {
-		fmt.Fprintln(os.Stderr, "scale-bench: -skip-operator needs both direct phases (no -skip-direct or -direct-once)")
+	throughput, err := phasesFromFlags(*skipDirect, *once, *skipOperator)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "scale-bench:", err)
 		os.Exit(2)
 	}
 	if err := run(ctx, *n, throughput, *fairness, *limit, *keep, tuning); err != nil {
@@ -240,6 +240,16 @@ type phases struct {
 	direct   bool // Tekton alone, in the bench's namespace
 	operator bool // through the operator
 	again    bool // Tekton alone again, after the operator phase, in againNS
+}
+
+// phasesFromFlags are the phases -skip-direct, -direct-once and
+// -skip-operator leave; an error if they leave nothing to compare.
+func phasesFromFlags(skipDirect, directOnce, skipOperator bool) (phases, error) {
+	p := phases{direct: !skipDirect, operator: !skipOperator, again: !skipDirect && !directOnce}
+	if !p.operator && !p.again {
+		return p, fmt.Errorf("-skip-operator needs both direct phases (neither -skip-direct nor -direct-once)")
+	}
+	return p, nil
 }
 
 // operatorFigures are the leader's figures over the operator phase.
