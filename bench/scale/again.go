@@ -42,7 +42,7 @@ func (b *bench) copyForDirectAgain(ctx context.Context, shape *tektonv1.Pipeline
 		}
 		task := &tektonv1.Task{}
 		if err := b.c.Get(ctx, client.ObjectKey{Namespace: b.ns, Name: t.TaskRef.Name}, task); err != nil {
-			return fmt.Errorf("Task %s of the operation shape: %w", t.TaskRef.Name, err)
+			return fmt.Errorf("the operation shape's Task %s: %w", t.TaskRef.Name, err)
 		}
 		objects = append(objects, &tektonv1.Task{ObjectMeta: metav1.ObjectMeta{Name: task.Name}, Spec: task.Spec})
 	}
