@@ -36,10 +36,13 @@ func (b *bench) copyForDirectAgain(ctx context.Context, shape *tektonv1.Pipeline
 		return fmt.Errorf("the operation shape has no embedded pipelineSpec")
 	}
 	var objects []client.Object
-	for _, t := range append(shape.Spec.PipelineSpec.Tasks, shape.Spec.PipelineSpec.Finally...) {
-		if t.TaskRef == nil || t.TaskRef.Name == "" {
+	copied := map[string]bool{} // a Task two pipeline tasks use is copied once
+	pipelineTasks := append(append([]tektonv1.PipelineTask{}, shape.Spec.PipelineSpec.Tasks...), shape.Spec.PipelineSpec.Finally...)
+	for _, t := range pipelineTasks {
+		if t.TaskRef == nil || t.TaskRef.Name == "" || copied[t.TaskRef.Name] {
 			continue
 		}
+		copied[t.TaskRef.Name] = true
 		task := &tektonv1.Task{}
 		if err := b.c.Get(ctx, client.ObjectKey{Namespace: b.ns, Name: t.TaskRef.Name}, task); err != nil {
 			return fmt.Errorf("the operation shape's Task %s: %w", t.TaskRef.Name, err)
