@@ -25,18 +25,8 @@ func (b *bench) clearDirect(ctx context.Context) error {
 		client.MatchingLabels{benchLabel: "true"}, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
 		return fmt.Errorf("deleting the direct PipelineRuns: %w", err)
 	}
-	lists := []client.ObjectList{&tektonv1.PipelineRunList{}, &tektonv1.TaskRunList{}, &corev1.PodList{}}
-	err := b.waitFor(ctx, b.limit, "the direct phase's runs and pods to be deleted", func() (bool, error) {
-		for _, list := range lists {
-			if err := b.c.List(ctx, list, client.InNamespace(b.ns), client.MatchingLabels{benchLabel: "true"}, client.Limit(1)); err != nil {
-				return false, err
-			}
-			if meta.LenList(list) > 0 {
-				return false, nil
-			}
-		}
-		return true, nil
-	})
+	err := b.waitGone(ctx, "the direct phase's runs and pods", []client.ObjectList{&tektonv1.PipelineRunList{}, &tektonv1.TaskRunList{}, &corev1.PodList{}},
+		client.InNamespace(b.ns), client.MatchingLabels{benchLabel: "true"})
 	if err == nil {
 		fmt.Printf("direct: its PipelineRuns, TaskRuns and pods deleted in %s\n", time.Since(start).Round(100*time.Millisecond))
 	}
@@ -56,15 +46,26 @@ func (b *bench) clearOperatorPods(ctx context.Context) error {
 	if err := b.c.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(b.ns), selector); err != nil {
 		return fmt.Errorf("deleting the operator phase's pods: %w", err)
 	}
-	err := b.waitFor(ctx, b.limit, "the operator phase's pods to be deleted", func() (bool, error) {
-		pods := &corev1.PodList{}
-		if err := b.c.List(ctx, pods, client.InNamespace(b.ns), selector, client.Limit(1)); err != nil {
-			return false, err
-		}
-		return len(pods.Items) == 0, nil
-	})
+	err := b.waitGone(ctx, "the operator phase's pods", []client.ObjectList{&corev1.PodList{}}, client.InNamespace(b.ns), selector)
 	if err == nil {
 		fmt.Printf("operator: its TaskRuns' pods deleted in %s\n", time.Since(start).Round(100*time.Millisecond))
 	}
 	return err
+}
+
+// waitGone waits until each of lists, listed with opts, is empty: what was
+// deleted is gone.
+func (b *bench) waitGone(ctx context.Context, what string, lists []client.ObjectList, opts ...client.ListOption) error {
+	opts = append(opts, client.Limit(1))
+	return b.waitFor(ctx, b.limit, what+" to be deleted", func() (bool, error) {
+		for _, list := range lists {
+			if err := b.c.List(ctx, list, opts...); err != nil {
+				return false, err
+			}
+			if meta.LenList(list) > 0 {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
 }

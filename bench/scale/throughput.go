@@ -170,7 +170,7 @@ func printRequests(before, after map[string]float64, n int) {
 	fmt.Printf("; writes %.2f, all %.2f\n", writes/float64(n), total/float64(n))
 }
 
-// phase is one measured half of the run.
+// phase is one measured phase of the run.
 type phase struct {
 	created, done time.Duration        // from the first create
 	machine       measure.MachineSpan  // the whole machine's CPU, by process
